@@ -1,0 +1,55 @@
+"""`meshscope serve | probe`: the command line."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from app.main import create_app
+    from app.settings import Settings
+
+    overrides = {"host": args.host, "port": args.port}
+    if args.db is not None:
+        overrides["db"] = Path(args.db)
+    settings = Settings(**overrides)
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
+    return 0
+
+
+def _probe(rest: list[str]) -> int:
+    # A separate interpreter: the server package never imports torch or gpu_probe, and the
+    # probe's launcher forks its ranks from a process that has imported torch itself.
+    if importlib.util.find_spec("torch") is None:
+        print("meshscope probe needs torch: pip install 'meshscope[probe]' torch==<your version>")
+        return 2
+    return subprocess.call([sys.executable, "-m", "gpu_probe", *rest])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="meshscope", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="serve the web app")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--db", default=None, help="SQLite file for measured runs")
+    sub.add_parser("probe", help="run gpu_probe locally (flags: meshscope probe --help)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["probe"]:
+        return _probe(argv[1:])
+    args = build_parser().parse_args(argv)
+    return _serve(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

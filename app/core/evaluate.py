@@ -1,0 +1,124 @@
+"""evaluate(scenario): layout, schedule, simulated timeline and costs, as JSON-ready data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core import schedules
+from app.core.scenario import MAX_SIMULATED_ACTIONS, MAX_WORLD, Scenario, ScenarioError
+from app.core.simulate import Durations, Timeline, simulate
+from app.core.topology import AXES, Layout, parse_order
+
+
+def check(s: Scenario) -> None:
+    """Cross-field rules, each reported against the field to change."""
+    if s.world_size > MAX_WORLD:
+        raise ScenarioError(
+            "dp", f"world size dp*tp*pp = {s.dp}*{s.tp}*{s.pp} = {s.world_size} > {MAX_WORLD}"
+        )
+    try:
+        schedules.validate(s.schedule, s.pp, s.microbatches, s.virtual_stages)
+    except schedules.ScheduleError as exc:
+        raise ScenarioError(exc.field, exc.reason) from exc
+    work = s.pp * s.microbatches * s.chunks * 3
+    if work > MAX_SIMULATED_ACTIONS:
+        raise ScenarioError(
+            "microbatches",
+            f"pp*microbatches*chunks = {s.pp}*{s.microbatches}*{s.chunks} is too large to "
+            f"simulate in one request (limit {MAX_SIMULATED_ACTIONS // 3} chunk-microbatches)",
+        )
+
+
+def layout_of(s: Scenario, gpus_per_node: int) -> Layout:
+    return Layout(
+        dp=s.dp, tp=s.tp, pp=s.pp, order=parse_order(s.order), gpus_per_node=gpus_per_node
+    )
+
+
+def layout_json(layout: Layout) -> dict[str, Any]:
+    st, world, gpn = layout.strides, layout.world_size, layout.gpus_per_node
+    ranks = [
+        {
+            "rank": r,
+            "dp": (r // st["dp"]) % layout.dp,
+            "pp": (r // st["pp"]) % layout.pp,
+            "tp": (r // st["tp"]) % layout.tp,
+            "node": r // gpn,
+        }
+        for r in range(world)
+    ]
+    return {
+        "world_size": world,
+        "order": "-".join(layout.order),
+        "gpus_per_node": gpn,
+        "nodes": (world + gpn - 1) // gpn,
+        "sizes": {a: layout.size(a) for a in AXES},
+        "ranks": ranks,
+        "groups": {a: layout.groups(a) for a in ("tp", "pp", "dp")},
+        "crosses_node": {a: layout.crosses_node(a) for a in ("tp", "pp", "dp")},
+    }
+
+
+def schedule_json(s: Scenario, actions: list[list[schedules.Action]]) -> dict[str, Any]:
+    return {
+        "name": s.schedule.value,
+        "microbatches": s.microbatches,
+        "virtual_stages": s.chunks,
+        "split_backward": s.schedule in schedules.SPLIT_BACKWARD,
+        "forward_only": s.schedule in schedules.FORWARD_ONLY,
+        "actions": schedules.compact(actions, show_chunk=s.chunks > 1),
+    }
+
+
+def timeline_json(t: Timeline, units: str, tail: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "units": units,
+        "events": [
+            {
+                "stage": e.stage,
+                "kind": e.kind,
+                "microbatch": e.microbatch,
+                "chunk": e.chunk,
+                "start": e.start,
+                "end": e.end,
+            }
+            for e in t.events
+        ],
+        "tail": tail,
+        "makespan": t.makespan,
+        "bubble_fraction": t.bubble_fraction,
+        "bubble_over_ideal": t.bubble_over_ideal,
+        "peak_inflight": t.peak_inflight,
+        "busy": t.busy,
+    }
+
+
+def teaching_durations(s: Scenario) -> Durations | None:
+    """The f_time/b_time/w_time/p2p_time overrides, in abstract units, or None."""
+    if s.f_time is None:
+        return None
+    b = s.f_time if s.b_time is None else s.b_time
+    return Durations(f=s.f_time, b=b, w=s.w_time or 0.0, p2p=s.p2p_time or 0.0)
+
+
+def run_schedule(s: Scenario, durations: Durations | list[Durations]) -> Timeline:
+    actions = schedules.build(s.schedule, s.pp, s.microbatches, s.virtual_stages)
+    return simulate(s.schedule, actions, durations, s.virtual_stages)
+
+
+def evaluate(s: Scenario) -> dict[str, Any]:
+    """Everything a view needs for one scenario. Raises ScenarioError on bad combinations."""
+    check(s)
+    gpus_per_node = s.gpus_per_node or 8
+    layout = layout_of(s, gpus_per_node)
+    actions = schedules.build(s.schedule, s.pp, s.microbatches, s.virtual_stages)
+    teaching = teaching_durations(s)
+    durations = teaching or Durations()
+    timeline = simulate(s.schedule, actions, durations, s.virtual_stages)
+    return {
+        "scenario": s.model_dump(mode="json"),
+        "query": s.query(),
+        "layout": layout_json(layout),
+        "schedule": schedule_json(s, actions),
+        "timeline": timeline_json(timeline, "abstract" if teaching else "s", []),
+    }

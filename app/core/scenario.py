@@ -1,0 +1,99 @@
+"""Scenario: everything a user can set, validated. One scenario in, one view model out."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from app.core.schedules import ScheduleName, chunks_per_rank
+from app.core.topology import parse_order
+
+MAX_WORLD = 65_536
+# A bound on simulated work so one request stays well under a second (p=64, m=512, v=4 fits).
+MAX_SIMULATED_ACTIONS = 64 * 512 * 4 * 3
+
+
+class ScenarioError(ValueError):
+    """A cross-field problem, reported against the one field the user should change."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field, self.reason = field, reason
+
+
+def _finite(value: float | None) -> float | None:
+    if value is not None and not math.isfinite(value):
+        raise ValueError("must be a finite number (NaN and infinity are not accepted)")
+    return value
+
+
+class Scenario(BaseModel):
+    """The URL's query parameters. Optional model/hardware fields override the preset."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    dp: int = Field(2, ge=1, le=MAX_WORLD, description="data-parallel replicas")
+    tp: int = Field(2, ge=1, le=MAX_WORLD, description="tensor-parallel shards per layer")
+    pp: int = Field(2, ge=1, le=MAX_WORLD, description="pipeline stages")
+    order: str = Field("tp-pp-dp", description="rank order, fastest axis first, or a preset")
+    gpus_per_node: int | None = Field(None, ge=1, le=1024, description="default: hardware's")
+    schedule: ScheduleName = ScheduleName.one_f_one_b
+    microbatches: int = Field(4, ge=1, le=4096)
+    virtual_stages: int = Field(1, ge=1, le=64, description="model chunks per rank")
+    model: str = Field("llama3-8b", description="model preset")
+    layers: int | None = Field(None, ge=1, le=1024)
+    hidden: int | None = Field(None, ge=1, le=1 << 17)
+    heads: int | None = Field(None, ge=1, le=1024)
+    seq_len: int | None = Field(None, ge=1, le=1 << 20)
+    vocab: int | None = Field(None, ge=1, le=1 << 22)
+    ffn_hidden: int | None = Field(None, ge=1, le=1 << 19)
+    micro_batch_size: int = Field(1, ge=1, le=4096)
+    dtype: Literal["bf16", "fp16", "fp32"] = "bf16"
+    zero: int = Field(0, ge=0, le=3)
+    recompute: Literal["none", "selective", "full"] = "none"
+    sequence_parallel: bool = False
+    hardware: str = Field("h100-sxm", description="hardware preset")
+    peak_tflops: float | None = Field(None, gt=0, le=1e6)
+    hbm_gib: float | None = Field(None, gt=0, le=1e5)
+    intra_gbps: float | None = Field(None, gt=0, le=1e6)
+    inter_gbps: float | None = Field(None, gt=0, le=1e6)
+    f_time: float | None = Field(None, gt=0, le=1e6, description="teaching: F per chunk")
+    b_time: float | None = Field(None, ge=0, le=1e6, description="teaching: input-grad B")
+    w_time: float | None = Field(None, ge=0, le=1e6, description="teaching: weight-grad W")
+    p2p_time: float | None = Field(None, ge=0, le=1e6, description="teaching: p2p hop")
+
+    @field_validator(
+        "peak_tflops",
+        "hbm_gib",
+        "intra_gbps",
+        "inter_gbps",
+        "f_time",
+        "b_time",
+        "w_time",
+        "p2p_time",
+    )
+    @classmethod
+    def _is_finite(cls, value: float | None) -> float | None:
+        return _finite(value)
+
+    @field_validator("order")
+    @classmethod
+    def _known_order(cls, value: str) -> str:
+        return "-".join(parse_order(value))
+
+    @property
+    def world_size(self) -> int:
+        return self.dp * self.tp * self.pp
+
+    @property
+    def chunks(self) -> int:
+        return chunks_per_rank(self.schedule, self.virtual_stages)
+
+    def query(self) -> dict[str, str]:
+        """The non-default fields as URL query values: the share link."""
+        out = {}
+        for key, value in self.model_dump(exclude_defaults=True, mode="json").items():
+            out[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        return out

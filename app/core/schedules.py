@@ -1,0 +1,168 @@
+"""Pipeline schedules as data: one ordered list of actions per pipeline rank.
+
+``F`` is a forward, ``B`` the backward (input gradient only where the schedule splits the
+backward, the whole backward otherwise) and ``W`` the weight gradient. ``chunk`` is the
+model chunk on the rank (0 when there is one chunk per rank).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class ScheduleName(str, Enum):
+    naive = "naive"
+    gpipe = "gpipe"
+    one_f_one_b = "1f1b"
+    interleaved = "interleaved"
+    zb_h1 = "zb-h1"
+
+
+# Schedules whose backward is split into B (input grad) and W (weight grad).
+SPLIT_BACKWARD = frozenset({ScheduleName.zb_h1})
+# Schedules that place two chunks per rank in a V: chunk 0 goes down, chunk 1 comes back.
+V_SHAPED: frozenset[ScheduleName] = frozenset()
+FORWARD_ONLY = frozenset({ScheduleName.naive})
+
+
+@dataclass(frozen=True, order=True)
+class Action:
+    kind: str  # "F" | "B" | "W"
+    microbatch: int
+    chunk: int = 0
+
+    def compact(self, show_chunk: bool = False) -> str:
+        """``F3``, or ``F3c1`` when chunks matter (torch prints stage ids instead)."""
+        return f"{self.kind}{self.microbatch}" + (f"c{self.chunk}" if show_chunk else "")
+
+
+class ScheduleError(ValueError):
+    """A schedule cannot be built for the requested sizes; names the field to change."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field, self.reason = field, reason
+
+
+def chunks_per_rank(name: ScheduleName, virtual_stages: int) -> int:
+    if name in V_SHAPED:
+        return 2
+    return virtual_stages if name == ScheduleName.interleaved else 1
+
+
+def virtual_stage(name: ScheduleName, rank: int, chunk: int, pp: int) -> int:
+    """Position of (rank, chunk) in the model, 0 = embedding side."""
+    if name in V_SHAPED:
+        return rank if chunk == 0 else 2 * pp - 1 - rank
+    return chunk * pp + rank
+
+
+def stage_location(name: ScheduleName, vstage: int, pp: int) -> tuple[int, int]:
+    """Inverse of ``virtual_stage``: the (rank, chunk) that holds virtual stage ``vstage``."""
+    if name in V_SHAPED:
+        return (vstage, 0) if vstage < pp else (2 * pp - 1 - vstage, 1)
+    return vstage % pp, vstage // pp
+
+
+def validate(name: ScheduleName, pp: int, microbatches: int, virtual_stages: int) -> None:
+    if pp < 1 or microbatches < 1:
+        raise ScheduleError("microbatches", "pp and microbatches must be >= 1")
+    if name == ScheduleName.interleaved:
+        if virtual_stages < 2:
+            raise ScheduleError(
+                "virtual_stages", "interleaved needs virtual_stages >= 2 chunks per rank"
+            )
+        if microbatches % pp != 0:
+            # Narayanan et al. 2021 §2.2.2 (and Megatron's schedule) run rounds of p micro-batches.
+            raise ScheduleError(
+                "microbatches",
+                f"interleaved needs microbatches divisible by pp: {microbatches} % {pp} != 0",
+            )
+    elif name not in V_SHAPED and virtual_stages != 1:
+        raise ScheduleError(
+            "virtual_stages", f"{name.value} runs one chunk per rank: virtual_stages must be 1"
+        )
+    if name in V_SHAPED and virtual_stages not in (1, 2):
+        raise ScheduleError("virtual_stages", f"{name.value} always places 2 chunks per rank (a V)")
+
+
+def build(
+    name: ScheduleName | str, pp: int, microbatches: int, virtual_stages: int = 1
+) -> list[list[Action]]:
+    """Per-rank ordered actions. Raises ScheduleError for sizes the schedule cannot run."""
+    name = ScheduleName(name)
+    validate(name, pp, microbatches, virtual_stages)
+    builder = _BUILDERS[name]
+    return [builder(rank, pp, microbatches, virtual_stages) for rank in range(pp)]
+
+
+def _naive(rank: int, pp: int, m: int, v: int) -> list[Action]:
+    # The article's demo: forward-only fill and drain, stage s busy with micro-batch t - s.
+    return [Action("F", i) for i in range(m)]
+
+
+def _gpipe(rank: int, pp: int, m: int, v: int) -> list[Action]:
+    # Huang et al. 2019 (GPipe): all forwards, then all backwards; torch ScheduleGPipe order.
+    return [Action("F", i) for i in range(m)] + [Action("B", i) for i in range(m)]
+
+
+def _one_f_one_b(rank: int, pp: int, m: int, v: int) -> list[Action]:
+    # Narayanan et al. 2021 §2.2.1 (PipeDream-Flush): p-1-rank warm-up forwards, then 1F1B.
+    warmup = min(pp - 1 - rank, m)
+    ops = [Action("F", i) for i in range(warmup)]
+    for i in range(m - warmup):
+        ops += [Action("F", warmup + i), Action("B", i)]
+    return ops + [Action("B", i) for i in range(m - warmup, m)]
+
+
+def _zb_h1(rank: int, pp: int, m: int, v: int) -> list[Action]:
+    # Qi et al. ICLR 2024 §3.1 (ZB-H1): 1F1B's F/B order and memory, with each rank's W
+    # passes deferred by `rank` backwards so they fill the cool-down wait for downstream B;
+    # bubble drops from (p-1)(F+B+W) to (p-1)(F+B-W).
+    ops: list[Action] = []
+    done_b = done_w = 0
+    for a in _one_f_one_b(rank, pp, m, v):
+        ops.append(a)
+        if a.kind == "B":
+            done_b += 1
+            if done_b - done_w > rank:
+                ops.append(Action("W", done_w))
+                done_w += 1
+    return ops + [Action("W", i) for i in range(done_w, m)]
+
+
+def _interleaved_order(pp: int, m: int, v: int, backward: bool) -> list[tuple[int, int]]:
+    """(microbatch, chunk) order of one rank: rounds of p micro-batches per chunk."""
+    order = []
+    for k in range(m * v):
+        group, within = divmod(k, pp * v)
+        chunk = within // pp
+        order.append((group * pp + within % pp, v - 1 - chunk if backward else chunk))
+    return order
+
+
+def _interleaved(rank: int, pp: int, m: int, v: int) -> list[Action]:
+    # Narayanan et al. 2021 §2.2.2; warm-up count as torch ScheduleInterleaved1F1B
+    # (torch/distributed/pipelining/schedules.py): (v-1)*p + 2*(p-1-rank).
+    total = m * v
+    warmup = min((v - 1) * pp + 2 * (pp - 1 - rank), total)
+    fwd = _interleaved_order(pp, m, v, backward=False)
+    bwd = _interleaved_order(pp, m, v, backward=True)
+    ops = [Action("F", *fwd[i]) for i in range(warmup)]
+    for i in range(total - warmup):
+        ops += [Action("F", *fwd[warmup + i]), Action("B", *bwd[i])]
+    return ops + [Action("B", *bwd[i]) for i in range(total - warmup, total)]
+
+
+_BUILDERS = {
+    ScheduleName.naive: _naive,
+    ScheduleName.gpipe: _gpipe,
+    ScheduleName.one_f_one_b: _one_f_one_b,
+    ScheduleName.interleaved: _interleaved,
+    ScheduleName.zb_h1: _zb_h1,
+}
+
+
+def compact(actions: list[list[Action]], show_chunk: bool) -> list[list[str]]:
+    return [[a.compact(show_chunk) for a in rank] for rank in actions]

@@ -1,0 +1,140 @@
+"""Rank layout of a DP x TP x PP mesh: rank <-> (dp, pp, tp) coordinate, groups, nodes.
+
+The rank order is a tuple of axes, fastest-varying first. The default ``tp-pp-dp`` is the
+source article's ``ParallelConfig`` demo: ``tp = r % TP``, ``pp = (r // TP) % PP``,
+``dp = r // (TP * PP)``, which is also what ``init_device_mesh(..., (dp, pp, tp))`` builds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+AXES: tuple[str, ...] = ("dp", "pp", "tp")
+DEFAULT_ORDER: tuple[str, ...] = ("tp", "pp", "dp")
+
+# Where real frameworks put each axis. Megatron-LM (megatron/core/parallel_state.py,
+# order "tp-cp-ep-dp-pp"), DeepSpeed's PipeModelDataParallelTopology (axes pipe, data, model)
+# and torchtitan (parallel_dims.py, mesh ["pp", "dp", "tp"]) all place dp inside pp;
+# picotron (process_group_manager.py, grid [dp, pp, tp]) matches the article.
+ORDER_PRESETS: dict[str, tuple[str, ...]] = {
+    "article": DEFAULT_ORDER,
+    "picotron": ("tp", "pp", "dp"),
+    "megatron": ("tp", "dp", "pp"),
+    "deepspeed": ("tp", "dp", "pp"),
+    "torchtitan": ("tp", "dp", "pp"),
+}
+
+
+def parse_order(text: str) -> tuple[str, ...]:
+    """Parse ``tp-pp-dp`` or a preset name into an axis tuple, fastest first."""
+    name = text.strip().lower()
+    if name in ORDER_PRESETS:
+        return ORDER_PRESETS[name]
+    axes = tuple(a.strip() for a in name.replace(",", "-").split("-") if a.strip())
+    if sorted(axes) != sorted(AXES):
+        presets = ", ".join(ORDER_PRESETS)
+        raise ValueError(
+            f"order {text!r} must be a permutation of dp, pp, tp joined by '-' "
+            f"(e.g. tp-pp-dp) or one of: {presets}"
+        )
+    return axes
+
+
+@dataclass(frozen=True)
+class Coord:
+    dp: int
+    pp: int
+    tp: int
+
+    def get(self, axis: str) -> int:
+        return getattr(self, axis)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where every global rank sits. Frozen; all derived tables are computed once, lazily."""
+
+    dp: int
+    tp: int
+    pp: int
+    order: tuple[str, ...] = DEFAULT_ORDER
+    gpus_per_node: int = 8
+
+    def __post_init__(self) -> None:
+        for axis in AXES:
+            if getattr(self, axis) < 1:
+                raise ValueError(f"{axis} must be >= 1, got {getattr(self, axis)}")
+        if self.gpus_per_node < 1:
+            raise ValueError(f"gpus_per_node must be >= 1, got {self.gpus_per_node}")
+        if sorted(self.order) != sorted(AXES):
+            raise ValueError(f"order {self.order} must be a permutation of {AXES}")
+
+    @property
+    def world_size(self) -> int:
+        return self.dp * self.tp * self.pp
+
+    def size(self, axis: str) -> int:
+        return getattr(self, axis)
+
+    @cached_property
+    def strides(self) -> dict[str, int]:
+        """Rank distance between neighbours along each axis (mixed-radix place values)."""
+        strides, step = {}, 1
+        for axis in self.order:
+            strides[axis] = step
+            step *= self.size(axis)
+        return strides
+
+    def coord(self, rank: int) -> Coord:
+        if not 0 <= rank < self.world_size:
+            raise ValueError(f"rank {rank} outside world of {self.world_size}")
+        parts = {a: (rank // self.strides[a]) % self.size(a) for a in AXES}
+        return Coord(**parts)
+
+    def rank_of(self, dp: int, pp: int, tp: int) -> int:
+        s = self.strides
+        return dp * s["dp"] + pp * s["pp"] + tp * s["tp"]
+
+    def node(self, rank: int) -> int:
+        return rank // self.gpus_per_node
+
+    def group(self, axis: str, rank: int) -> list[int]:
+        """The ranks that share every coordinate with ``rank`` except ``axis``."""
+        base = rank - self.coord(rank).get(axis) * self.strides[axis]
+        return [base + i * self.strides[axis] for i in range(self.size(axis))]
+
+    def groups(self, axis: str) -> list[list[int]]:
+        """All groups of one axis, ordered by their smallest rank."""
+        stride, n = self.strides[axis], self.size(axis)
+        leaders = [r for r in range(self.world_size) if (r // stride) % n == 0]
+        return [[lead + i * stride for i in range(n)] for lead in leaders]
+
+    def crosses_node(self, axis: str) -> bool:
+        """True when any group of ``axis`` spans more than one node."""
+        return any(self.node(g[0]) != self.node(g[-1]) for g in self.groups(axis) if len(g) > 1)
+
+    # The article's ParallelConfig names, kept so its demo reads the same here.
+    def allreduce_group(self, rank: int) -> list[int]:
+        return self.group("dp", rank)
+
+    def pp_downstream(self, rank: int) -> int | None:
+        c = self.coord(rank)
+        return None if c.pp == self.pp - 1 else self.rank_of(c.dp, c.pp + 1, c.tp)
+
+    def pp_upstream(self, rank: int) -> int | None:
+        c = self.coord(rank)
+        return None if c.pp == 0 else self.rank_of(c.dp, c.pp - 1, c.tp)
+
+    def ranks_of_stage(self, stage: int) -> list[int]:
+        """Every rank holding pipeline stage ``stage``: all DP replicas and TP shards."""
+        return [self.rank_of(d, stage, t) for d in range(self.dp) for t in range(self.tp)]
+
+
+def seed_active_ranks(layout: Layout, microbatches: int) -> list[list[int]]:
+    """The article's 'active GPUs per time step': stage s works on micro-batch t - s."""
+    steps = microbatches + layout.pp - 1  # the article: fill to drain is m + p - 1 steps
+    return [
+        [r for r in range(layout.world_size) if 0 <= t - layout.coord(r).pp < microbatches]
+        for t in range(steps)
+    ]

@@ -1,0 +1,25 @@
+"""Server settings from the environment (prefix MESHSCOPE_); unsafe values are refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="MESHSCOPE_", extra="forbid")
+
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=1, le=65535)
+    db: Path = Path("meshscope.sqlite3")
+    ingest_token: str | None = Field(None, min_length=16)
+    allowed_origins: list[str] = Field(default_factory=list)
+
+    @field_validator("ingest_token")
+    @classmethod
+    def _no_blank_token(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("ingest_token must not be blank")
+        return value
