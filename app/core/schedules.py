@@ -7,8 +7,8 @@ model chunk on the rank (0 when there is one chunk per rank).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
+from typing import NamedTuple
 
 
 class ScheduleName(str, Enum):
@@ -26,8 +26,9 @@ V_SHAPED: frozenset[ScheduleName] = frozenset()
 FORWARD_ONLY = frozenset({ScheduleName.naive})
 
 
-@dataclass(frozen=True, order=True)
-class Action:
+class Action(NamedTuple):
+    """One compute action; a NamedTuple because schedules hold hundreds of thousands."""
+
     kind: str  # "F" | "B" | "W"
     microbatch: int
     chunk: int = 0

@@ -9,14 +9,15 @@ order allows, found in one pass with a wait list (O(actions)).
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from app.core.schedules import (
     FORWARD_ONLY,
     Action,
     ScheduleName,
     chunks_per_rank,
+    stage_location,
     virtual_stage,
 )
 
@@ -38,8 +39,9 @@ class Durations:
         return self.w
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(NamedTuple):
+    """One simulated action; a NamedTuple because timelines hold hundreds of thousands."""
+
     stage: int  # pipeline rank (pp coordinate)
     kind: str
     microbatch: int
@@ -50,7 +52,7 @@ class Event:
 
 @dataclass(frozen=True)
 class Timeline:
-    events: list[Event]
+    events: list[Event]  # grouped by rank, each rank's in execution order
     makespan: float
     bubble_fraction: float
     bubble_over_ideal: float
@@ -62,16 +64,39 @@ class DeadlockError(ValueError):
     """The schedule cannot complete; the message names the actions that never became ready."""
 
 
-Key = tuple[str, int, int]  # (kind, microbatch, virtual stage)
+# A compiled action is a plain tuple (key, dep1, hop1, dep2, hop2, duration): dep = -1 when
+# absent; hop = the p2p time added when the dependency was produced on another rank.
+_Op = tuple[int, int, float, int, float, float]
 
 
-def _deps(a: Action, vs: int, nvs: int) -> list[Key]:
-    if a.kind == "F":
-        return [("F", a.microbatch, vs - 1)] if vs > 0 else []
-    if a.kind == "B":
-        deps = [("F", a.microbatch, vs)]
-        return deps + ([("B", a.microbatch, vs + 1)] if vs + 1 < nvs else [])
-    return [("B", a.microbatch, vs)]
+def _compile(name, actions, per_rank, m, nvs) -> list[list[_Op]]:
+    """Actions -> integer keys and static dependencies (who produced a dep never changes)."""
+    pp = len(actions)
+    split = any(a.kind == "W" for rank in actions for a in rank)
+    home = [stage_location(name, vs, pp)[0] for vs in range(nvs)]  # rank of each stage
+    f_base, b_base, w_base = 0, m * nvs, 2 * m * nvs  # key = kind_base + mb * nvs + vs
+    out = []
+    for rank, row in enumerate(actions):
+        d = per_rank[rank]
+        cost = {k: d.of(k, split) for k in "FBW"}
+        vs_of = [virtual_stage(name, rank, c, pp) for c in range(nvs // pp)]
+        ops = []
+        for kind, mb, chunk in row:
+            vs = vs_of[chunk]
+            at = mb * nvs + vs
+            if kind == "F":
+                up = vs > 0
+                hop = d.p2p if up and home[vs - 1] != rank else 0.0
+                ops.append((f_base + at, at - 1 if up else -1, hop, -1, 0.0, cost["F"]))
+            elif kind == "B":
+                down = vs + 1 < nvs
+                hop = d.p2p if down and home[vs + 1] != rank else 0.0
+                dep2 = b_base + at + 1 if down else -1
+                ops.append((b_base + at, f_base + at, 0.0, dep2, hop, cost["B"]))
+            else:
+                ops.append((w_base + at, b_base + at, 0.0, -1, 0.0, cost["W"]))
+        out.append(ops)
+    return out
 
 
 def simulate(
@@ -84,39 +109,50 @@ def simulate(
     name = ScheduleName(name)
     pp = len(actions)
     per_rank = durations if isinstance(durations, list) else [durations] * pp
-    split = any(a.kind == "W" for rank in actions for a in rank)
+    m = 1 + max((a.microbatch for row in actions for a in row), default=0)
     nvs = pp * chunks_per_rank(name, virtual_stages)
-    end: dict[Key, float] = {}
-    owner: dict[Key, int] = {}
-    free = [0.0] * pp
-    pos = [0] * pp
-    events: list[Event] = []
-    waiting: dict[Key, list[int]] = defaultdict(list)
-    ready = deque(range(pp))
-
-    def arrival(dep: Key, rank: int) -> float:
-        hop = per_rank[rank].p2p if dep[0] != "W" and owner[dep] != rank else 0.0
-        return end[dep] + hop
-
-    while ready:
-        rank = ready.popleft()
-        while pos[rank] < len(actions[rank]):
-            a = actions[rank][pos[rank]]
-            vs = virtual_stage(name, rank, a.chunk, pp)
-            deps = _deps(a, vs, nvs)
-            missing = next((d for d in deps if d not in end), None)
-            if missing is not None:
-                waiting[missing].append(rank)
-                break
-            start = max([free[rank]] + [arrival(d, rank) for d in deps])
-            finish = start + per_rank[rank].of(a.kind, split)
-            key = (a.kind, a.microbatch, vs)
-            end[key], owner[key], free[rank] = finish, rank, finish
-            events.append(Event(rank, a.kind, a.microbatch, a.chunk, start, finish))
-            pos[rank] += 1
-            ready.extend(waiting.pop(key, []))
+    ops = _compile(name, actions, per_rank, m, nvs)
+    start, end, pos = _run(ops, 3 * m * nvs)
     _raise_if_stuck(actions, pos)
-    return _summarise(name, events, pp, split)
+    make = tuple.__new__  # skips NamedTuple's Python-level __new__: 2x faster at 10^5 events
+    events = [
+        make(Event, (rank, kind, mb, chunk, start[op[0]], end[op[0]]))
+        for rank, row in enumerate(actions)
+        for (kind, mb, chunk), op in zip(row, ops[rank], strict=True)
+    ]
+    return _summarise(name, events, pp)
+
+
+def _run(ops: list[list[_Op]], n_keys: int) -> tuple[list[float], list[float], list[int]]:
+    """Earliest start of every action given per-rank order: one pass with a wait list."""
+    start, end = [0.0] * n_keys, [-1.0] * n_keys
+    pos, free = [0] * len(ops), [0.0] * len(ops)
+    waiting: dict[int, list[int]] = {}
+    ready = list(range(len(ops)))
+    while ready:
+        rank = ready.pop()
+        row, i, t = ops[rank], pos[rank], free[rank]
+        while i < len(row):
+            key, d1, h1, d2, h2, duration = row[i]
+            s = t
+            if d1 >= 0:
+                if end[d1] < 0:
+                    waiting.setdefault(d1, []).append(rank)
+                    break
+                if end[d1] + h1 > s:
+                    s = end[d1] + h1
+            if d2 >= 0:
+                if end[d2] < 0:
+                    waiting.setdefault(d2, []).append(rank)
+                    break
+                if end[d2] + h2 > s:
+                    s = end[d2] + h2
+            t = s + duration
+            start[key], end[key] = s, t
+            ready.extend(waiting.pop(key, ()))
+            i += 1
+        pos[rank], free[rank] = i, t
+    return start, end, pos
 
 
 def _raise_if_stuck(actions: list[list[Action]], pos: list[int]) -> None:
@@ -129,7 +165,7 @@ def _raise_if_stuck(actions: list[list[Action]], pos: list[int]) -> None:
         raise DeadlockError("schedule cannot complete; stuck at " + ", ".join(stuck))
 
 
-def _summarise(name: ScheduleName, events: list[Event], pp: int, split: bool) -> Timeline:
+def _summarise(name: ScheduleName, events: list[Event], pp: int) -> Timeline:
     makespan = max((e.end for e in events), default=0.0)
     busy = [0.0] * pp
     for e in events:
@@ -137,18 +173,18 @@ def _summarise(name: ScheduleName, events: list[Event], pp: int, split: bool) ->
     idle = pp * makespan - sum(busy)
     ideal = max(busy, default=0.0)
     return Timeline(
-        events=sorted(events, key=lambda e: (e.start, e.stage)),
+        events=events,
         makespan=makespan,
         # Narayanan et al. 2021 §2.2.1: bubble = idle / total device time in the pipeline.
         bubble_fraction=idle / (pp * makespan) if makespan > 0 else 0.0,
         # Megatron's convention (same paper, eq. for t_pb / t_id = (p-1)/m): over ideal time.
         bubble_over_ideal=(makespan - ideal) / ideal if ideal > 0 else 0.0,
-        peak_inflight=_peak_inflight(name, events, pp, split),
+        peak_inflight=_peak_inflight(name, events, pp),
         busy=busy,
     )
 
 
-def _peak_inflight(name: ScheduleName, events: list[Event], pp: int, split: bool) -> list[int]:
+def _peak_inflight(name: ScheduleName, events: list[Event], pp: int) -> list[int]:
     """Forwards whose activations are still held, in chunk-microbatches, per rank.
 
     Activations are released at B (the input-gradient pass consumes them; W keeps only the
@@ -157,7 +193,7 @@ def _peak_inflight(name: ScheduleName, events: list[Event], pp: int, split: bool
     if name in FORWARD_ONLY:
         return [1 if any(e.stage == r for e in events) else 0 for r in range(pp)]
     held, peak = [0] * pp, [0] * pp
-    for e in sorted(events, key=lambda e: (e.stage, e.start, e.end)):
+    for e in events:  # each rank's events are in its execution order
         if e.kind == "F":
             held[e.stage] += 1
             peak[e.stage] = max(peak[e.stage], held[e.stage])
