@@ -7,8 +7,11 @@ model chunk on the rank (0 when there is one chunk per rank).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
 from typing import NamedTuple
+
+from app.core import schedules_v
 
 
 class ScheduleName(str, Enum):
@@ -17,12 +20,14 @@ class ScheduleName(str, Enum):
     one_f_one_b = "1f1b"
     interleaved = "interleaved"
     zb_h1 = "zb-h1"
+    zbv = "zbv"
+    dualpipev = "dualpipev"
 
 
 # Schedules whose backward is split into B (input grad) and W (weight grad).
-SPLIT_BACKWARD = frozenset({ScheduleName.zb_h1})
+SPLIT_BACKWARD = frozenset({ScheduleName.zb_h1, ScheduleName.zbv, ScheduleName.dualpipev})
 # Schedules that place two chunks per rank in a V: chunk 0 goes down, chunk 1 comes back.
-V_SHAPED: frozenset[ScheduleName] = frozenset()
+V_SHAPED = frozenset({ScheduleName.zbv, ScheduleName.dualpipev})
 FORWARD_ONLY = frozenset({ScheduleName.naive})
 
 
@@ -86,6 +91,12 @@ def validate(name: ScheduleName, pp: int, microbatches: int, virtual_stages: int
         )
     if name in V_SHAPED and virtual_stages not in (1, 2):
         raise ScheduleError("virtual_stages", f"{name.value} always places 2 chunks per rank (a V)")
+    if name == ScheduleName.dualpipev and microbatches < 2 * pp:
+        # torch's ScheduleDualPipeV needs at least one micro-batch per virtual stage.
+        raise ScheduleError(
+            "microbatches",
+            f"dualpipev needs microbatches >= 2*pp (one per virtual stage), got {microbatches}",
+        )
 
 
 def build(
@@ -156,12 +167,19 @@ def _interleaved(rank: int, pp: int, m: int, v: int) -> list[Action]:
     return ops + [Action("B", *bwd[i]) for i in range(total - warmup, total)]
 
 
+def _v_builder(order: Callable[[int, int, int], list[schedules_v.Op]]) -> Callable:
+    # schedules_v gives plain (kind, microbatch, chunk) tuples, so it does not import Action.
+    return lambda rank, pp, m, v: [Action._make(op) for op in order(rank, pp, m)]
+
+
 _BUILDERS = {
     ScheduleName.naive: _naive,
     ScheduleName.gpipe: _gpipe,
     ScheduleName.one_f_one_b: _one_f_one_b,
     ScheduleName.interleaved: _interleaved,
     ScheduleName.zb_h1: _zb_h1,
+    ScheduleName.zbv: _v_builder(schedules_v.zbv),
+    ScheduleName.dualpipev: _v_builder(schedules_v.dualpipev),
 }
 
 

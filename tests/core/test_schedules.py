@@ -21,6 +21,8 @@ def _runnable(name: ScheduleName, pp: int, m: int) -> tuple[int, int] | None:
     v = 2 if name == ScheduleName.interleaved else 1
     if name == ScheduleName.interleaved and m % pp:
         return None
+    if name == ScheduleName.dualpipev and m < 2 * pp:
+        return None
     return pp, v
 
 
