@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core import schedules
+from app.core import cost_view, schedules, specs
 from app.core.scenario import MAX_SIMULATED_ACTIONS, MAX_WORLD, Scenario, ScenarioError
 from app.core.simulate import Durations, Timeline, simulate
 from app.core.topology import AXES, Layout, parse_order
@@ -101,24 +101,45 @@ def teaching_durations(s: Scenario) -> Durations | None:
     return Durations(f=s.f_time, b=b, w=s.w_time or 0.0, p2p=s.p2p_time or 0.0)
 
 
-def run_schedule(s: Scenario, durations: Durations | list[Durations]) -> Timeline:
-    actions = schedules.build(s.schedule, s.pp, s.microbatches, s.virtual_stages)
-    return simulate(s.schedule, actions, durations, s.virtual_stages)
+def _tail(makespan: float, stages: int, dp_s: float, optim_s: float) -> list[dict[str, Any]]:
+    """The step's tail on every stage: the DP gradient all-reduce, then the optimizer."""
+    tail = []
+    for stage in range(stages):
+        t = makespan
+        for kind, seconds in (("dp", dp_s), ("optim", optim_s)):
+            if seconds > 0:
+                tail.append({"stage": stage, "kind": kind, "microbatch": None, "chunk": None,
+                             "start": t, "end": t + seconds})  # fmt: skip
+                t += seconds
+    return tail
 
 
 def evaluate(s: Scenario) -> dict[str, Any]:
     """Everything a view needs for one scenario. Raises ScenarioError on bad combinations."""
     check(s)
-    gpus_per_node = s.gpus_per_node or 8
-    layout = layout_of(s, gpus_per_node)
+    model, hw = specs.model_of(s), specs.hardware_of(s)
+    specs.check_model(s, model)
+    layout = layout_of(s, hw.gpus_per_node)
     actions = schedules.build(s.schedule, s.pp, s.microbatches, s.virtual_stages)
+    cost = cost_view.predict(s, model, hw, layout, actions)
     teaching = teaching_durations(s)
-    durations = teaching or Durations()
-    timeline = simulate(s.schedule, actions, durations, s.virtual_stages)
+    if teaching is None:
+        shown, scale = cost.timeline, 1.0
+    else:
+        shown = simulate(s.schedule, actions, teaching, s.virtual_stages)
+        # Tail and TP pulses drawn in teaching units, in proportion to the cost model's F.
+        scale = teaching.f / cost.durations[0].f
+    timeline = timeline_json(
+        shown,
+        "abstract" if teaching else "s",
+        _tail(shown.makespan, s.pp, cost.dp_s * scale, cost.optim_s * scale),
+    )
+    timeline["tp_time"] = cost.tp_pass_s * scale
     return {
         "scenario": s.model_dump(mode="json"),
         "query": s.query(),
         "layout": layout_json(layout),
         "schedule": schedule_json(s, actions),
-        "timeline": timeline_json(timeline, "abstract" if teaching else "s", []),
+        "timeline": timeline,
+        **cost.sections,
     }

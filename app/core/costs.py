@@ -1,0 +1,177 @@
+"""Parameters, FLOPs and memory of one DP x TP x PP training step. Pure arithmetic.
+
+Notation as in Narayanan et al. 2021 and Korthikanti et al. 2022: l layers, h hidden,
+a heads, s sequence, V vocabulary, b micro-batch size, t = tp, p = pp.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from app.core.presets import ModelSpec
+
+DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
+
+
+@dataclass(frozen=True)
+class Training:
+    micro_batch_size: int = 1
+    microbatches: int = 4
+    dtype: Literal["bf16", "fp16", "fp32"] = "bf16"
+    zero: int = 0
+    recompute: Literal["none", "selective", "full"] = "none"
+    sequence_parallel: bool = False
+
+
+@dataclass(frozen=True)
+class StageMemory:
+    stage: int
+    params: int
+    weights_bytes: float
+    grads_bytes: float
+    optimizer_bytes: float
+    activations_bytes: float
+
+    @property
+    def total_bytes(self) -> float:
+        return self.weights_bytes + self.grads_bytes + self.optimizer_bytes + self.activations_bytes
+
+
+def layer_matmul_params(m: ModelSpec) -> int:
+    h, f = m.hidden, m.ffn_hidden
+    attn = h * (h + 2 * m.kv_dim) + h * h  # QKV (K, V at kv_dim under GQA) and output
+    mlp = (3 if m.gated_mlp else 2) * h * f  # SwiGLU has gate, up and down
+    return attn + mlp
+
+
+def layer_params(m: ModelSpec) -> int:
+    h = m.hidden
+    if m.gated_mlp:  # Llama: no biases, two RMSNorm weights
+        return layer_matmul_params(m) + 2 * h
+    # Narayanan et al. 2021 §5.1: 12h^2 + 13h per layer (biases and two LayerNorms).
+    return layer_matmul_params(m) + (h + 2 * m.kv_dim) + h + m.ffn_hidden + h + 4 * h
+
+
+def embedding_params(m: ModelSpec) -> int:
+    return m.vocab * m.hidden + (m.seq_len * m.hidden if m.learned_positions else 0)
+
+
+def head_params(m: ModelSpec) -> int:
+    """Final norm plus the output projection (a copy of the embedding when tied)."""
+    return 2 * m.hidden + m.vocab * m.hidden
+
+
+def total_params(m: ModelSpec) -> int:
+    # Narayanan et al. 2021 §5.1: P = 12lh^2 (1 + 13/(12h) + (V+s)/(12lh)) for GPT.
+    head = 2 * m.hidden if m.tied_embeddings else head_params(m)
+    return m.layers * layer_params(m) + embedding_params(m) + head
+
+
+def layers_per_chunk(m: ModelSpec, pp: int, chunks: int, stage: int) -> int:
+    """Layers in one chunk of ``stage``. With one chunk per rank an uneven split shortens the
+    end stages first, which also hold the embedding and the head (Dubey et al. 2024 §3.3.2:
+    Llama 3 405B's 126 layers on 16 stages drop one layer from the first and the last)."""
+    base, extra = divmod(m.layers, pp * chunks)
+    if extra == 0 or chunks > 1:
+        return base
+    short = pp - extra  # stages that get `base` layers, taken from both ends inwards
+    ends = [i // 2 if i % 2 == 0 else pp - 1 - i // 2 for i in range(short)]
+    return base if stage in ends else base + 1
+
+
+def stage_params(m: ModelSpec, stage: int, pp: int, tp: int, chunks: int, head_stage: int) -> int:
+    """Parameters one rank of pipeline stage ``stage`` holds (its TP shard).
+
+    ``head_stage`` is the rank holding the last virtual stage: pp-1, or 0 for a V placement.
+    """
+    n = chunks * layers_per_chunk(m, pp, chunks, stage) * layer_params(m)
+    if stage == 0:
+        n += embedding_params(m)
+    if stage == head_stage:
+        n += head_params(m)
+    return n // tp
+
+
+# --- FLOPs ---------------------------------------------------------------------------------
+
+
+def forward_flops_per_layer(m: ModelSpec, tokens: int) -> float:
+    # Narayanan et al. 2021 eq. 3 derivation: 2 FLOPs per matmul parameter per token
+    # (24bsh^2 for GPT) plus attention scores and values, 4bs^2h.
+    return 2.0 * tokens * layer_matmul_params(m) + 4.0 * tokens * m.seq_len * m.hidden
+
+
+def forward_flops_logits(m: ModelSpec, tokens: int) -> float:
+    return 2.0 * tokens * m.hidden * m.vocab  # Narayanan et al. 2021 eq. 3: 2bshV
+
+
+def model_flops(m: ModelSpec, global_batch: int) -> float:
+    """Training FLOPs per iteration, no recompute: backward = 2x forward."""
+    # Narayanan et al. 2021 eq. 3 with the recompute pass removed: 72Bslh^2(1+s/6h+V/12lh).
+    tokens = global_batch * m.seq_len
+    return 3.0 * (m.layers * forward_flops_per_layer(m, tokens) + forward_flops_logits(m, tokens))
+
+
+def hardware_flops(m: ModelSpec, global_batch: int, recompute: str) -> float:
+    """FLOPs the GPUs execute: full recompute repeats each layer's forward (eq. 3's 96)."""
+    tokens = global_batch * m.seq_len
+    layer = forward_flops_per_layer(m, tokens)
+    if recompute == "full":  # Narayanan et al. 2021 eq. 3: 96Bslh^2(1 + s/6h + V/16lh)
+        extra = layer
+    elif recompute == "selective":  # Korthikanti et al. 2022 §5: only QK^T/softmax/AV again
+        extra = 4.0 * tokens * m.seq_len * m.hidden
+    else:
+        extra = 0.0
+    return model_flops(m, global_batch) + m.layers * extra
+
+
+# --- memory --------------------------------------------------------------------------------
+
+
+def activation_bytes_per_layer(m: ModelSpec, t: Training, tp: int) -> float:
+    """Korthikanti et al. 2022 §4 (Table 2), bytes for one micro-batch, 16-bit activations."""
+    s, b, h, a = m.seq_len, t.micro_batch_size, m.hidden, m.heads
+    sbh, attn = s * b * h, 5.0 * a * s / h
+    if t.recompute == "full":
+        per = 2.0 * sbh / (tp if t.sequence_parallel else 1)  # Table 2: 2sbh (input only)
+    elif t.sequence_parallel:
+        per = sbh / tp * (34.0 + (0.0 if t.recompute == "selective" else attn))  # eq. 5/6
+    else:
+        per = sbh * (10.0 + 24.0 / tp + (0.0 if t.recompute == "selective" else attn / tp))
+    return per * (2.0 if t.dtype == "fp32" else 1.0)
+
+
+def state_bytes_per_param(t: Training, dp: int) -> tuple[float, float, float]:
+    """(weights, grads, optimizer) bytes per parameter after ZeRO partitioning."""
+    # Rajbhandari et al. 2020 §3: mixed-precision Adam keeps 2 + 2 + 12 = 16 bytes/param;
+    # plain fp32 Adam 4 + 4 + 8. ZeRO-1 shards optimizer, -2 also grads, -3 also weights (§5).
+    w, g, o = (4.0, 4.0, 8.0) if t.dtype == "fp32" else (2.0, 2.0, 12.0)
+    return (
+        w / dp if t.zero >= 3 else w,
+        g / dp if t.zero >= 2 else g,
+        o / dp if t.zero >= 1 else o,
+    )
+
+
+def stage_memory(
+    m: ModelSpec,
+    t: Training,
+    par: tuple[int, int, int],
+    chunks: int,
+    head_stage: int,
+    inflight: list[int],
+) -> list[StageMemory]:
+    """Memory per rank of each stage; ``par`` = (dp, tp, pp), ``inflight`` from the schedule."""
+    dp, tp, pp = par
+    w, g, o = state_bytes_per_param(t, dp)
+    act_layer = activation_bytes_per_layer(m, t, tp)
+    out = []
+    for stage in range(pp):
+        params = stage_params(m, stage, pp, tp, chunks, head_stage)
+        act = act_layer * layers_per_chunk(m, pp, chunks, stage) * inflight[stage]
+        if stage == head_stage:
+            # Korthikanti et al. 2022 §4.3: output logits in fp32, 4sbV/t, for one micro-batch.
+            act += 4.0 * m.seq_len * t.micro_batch_size * m.vocab / tp
+        out.append(StageMemory(stage, params, params * w, params * g, params * o, act))
+    return out
