@@ -75,9 +75,10 @@ def layers_per_chunk(m: ModelSpec, pp: int, chunks: int, stage: int) -> int:
     base, extra = divmod(m.layers, pp * chunks)
     if extra == 0 or chunks > 1:
         return base
-    short = pp - extra  # stages that get `base` layers, taken from both ends inwards
-    ends = [i // 2 if i % 2 == 0 else pp - 1 - i // 2 for i in range(short)]
-    return base if stage in ends else base + 1
+    # `pp - extra` stages get `base` layers, taken alternately from the front and the back.
+    short = pp - extra
+    front, back = (short + 1) // 2, short // 2
+    return base if stage < front or stage >= pp - back else base + 1
 
 
 def stage_params(m: ModelSpec, stage: int, pp: int, tp: int, chunks: int, head_stage: int) -> int:
@@ -89,7 +90,8 @@ def stage_params(m: ModelSpec, stage: int, pp: int, tp: int, chunks: int, head_s
     if stage == 0:
         n += embedding_params(m)
     if stage == head_stage:
-        n += head_params(m)
+        # A tied head on the embedding's own rank reuses it: only the final norm is new.
+        n += 2 * m.hidden if (m.tied_embeddings and stage == 0) else head_params(m)
     return n // tp
 
 

@@ -15,12 +15,12 @@ from app.core.presets import HardwareSpec, ModelSpec
 from app.core.simulate import Durations
 from app.core.topology import Layout
 
-# Sustained fraction of peak for large bf16 GEMMs. One global constant, never tuned per run:
-# cuBLAS sustains ~70% of A100/H100 dense peak on transformer-sized GEMMs (NVIDIA, "Matrix
-# Multiplication Background User's Guide", 2023).
+# Sustained fraction of peak for transformer-sized bf16 GEMMs. One global constant, never
+# tuned per run; our assumption, checked against published runs in docs/fidelity.md (0.52,
+# Megatron's best end-to-end fraction in Narayanan et al. 2021 Table 1, fits those rows worse).
 GEMM_EFFICIENCY = 0.7
 P2P_LATENCY_S = 10e-6  # one NCCL send/recv hop, order of magnitude (nccl-tests latency)
-COLLECTIVE_LATENCY_S = 20e-6
+COLLECTIVE_LATENCY_S = 20e-6  # small-message all-reduce on 8 GPUs, order of magnitude (nccl-tests)
 
 
 def ring_factor(n: int) -> float:
@@ -83,31 +83,53 @@ def gemm_seconds(flops: float, hw: HardwareSpec) -> float:
 
 
 def _chunk_seconds(
-    m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout, layers: int
+    m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout, layers: int, tp_link: str
 ) -> tuple[float, float]:
     """(GEMM seconds, TP all-reduce seconds) of one chunk's forward on one rank."""
     tokens = t.micro_batch_size * m.seq_len
     gemm = gemm_seconds(layers * forward_flops_per_layer(m, tokens) / layout.tp, hw)
     if layout.tp == 1:
         return gemm, 0.0
-    per = tp_bytes_per_layer_pass(m, t, layout.tp) / bandwidth_bps(hw, links_of(layout).tp)
+    per = tp_bytes_per_layer_pass(m, t, layout.tp) / bandwidth_bps(hw, tp_link)
     return gemm, layers * (per + 2 * COLLECTIVE_LATENCY_S)
+
+
+def _recompute_seconds(
+    m: ModelSpec,
+    hw: HardwareSpec,
+    t: Training,
+    layout: Layout,
+    forward_s: float,
+    stage: int,
+    chunks: int,
+) -> float:
+    """Extra seconds in B: the whole forward again (full), or only attention (selective)."""
+    if t.recompute == "full":
+        return forward_s
+    if t.recompute == "selective":  # Korthikanti et al. 2022 §5: QK^T, softmax, AV: 4bs^2h
+        layers = layers_per_chunk(m, layout.pp, chunks, stage)
+        tokens = t.micro_batch_size * m.seq_len
+        return gemm_seconds(layers * 4.0 * tokens * m.seq_len * m.hidden / layout.tp, hw)
+    return 0.0
 
 
 def stage_durations(
     m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout, chunks: int, head_stage: int
 ) -> tuple[list[Durations], float]:
     """Per-rank F/B/W per chunk, and the busiest rank's TP seconds inside one chunk's F."""
-    p2p = activation_message_bytes(m, t, layout.tp) / bandwidth_bps(hw, links_of(layout).pp)
+    links = links_of(layout)
+    p2p = activation_message_bytes(m, t, layout.tp) / bandwidth_bps(hw, links.pp)
     p2p = p2p + P2P_LATENCY_S if layout.pp > 1 else 0.0
     tokens = t.micro_batch_size * m.seq_len
     logits = gemm_seconds(forward_flops_logits(m, tokens) / layout.tp, hw) / chunks
     out, tp_max = [], 0.0
     for stage in range(layout.pp):
-        gemm, tp_s = _chunk_seconds(m, hw, t, layout, layers_per_chunk(m, layout.pp, chunks, stage))
+        gemm, tp_s = _chunk_seconds(
+            m, hw, t, layout, layers_per_chunk(m, layout.pp, chunks, stage), links.tp
+        )
         tp_max = max(tp_max, tp_s)
         extra = logits if stage == head_stage else 0.0  # spread over the rank's chunks
-        recompute = gemm + tp_s if t.recompute == "full" else 0.0
+        recompute = _recompute_seconds(m, hw, t, layout, gemm + tp_s, stage, chunks)
         # Qi et al. 2024 §2: backward = input-grad (~1x F) + weight-grad (~1x F).
         out.append(
             Durations(f=gemm + tp_s + extra, b=gemm + tp_s + extra + recompute, w=gemm + extra,

@@ -62,6 +62,7 @@ PUBLISHED: tuple[PublishedRun, ...] = (
     _korthikanti("megatron-22b", 8, 1, 4, 1.10, 0.415),
     _korthikanti("gpt3-175b", 64, 8, 64, 13.75, 0.514),
     _korthikanti("megatron-530b", 280, 35, 280, 37.83, 0.560),
+    _korthikanti("megatron-1t", 512, 64, 512, 71.49, 0.563),
     # Dubey et al. 2024 Table 4: 16,384 H100s, TP8 CP1 PP16 DP128, 16M tokens per batch,
     # 400 TFLOP/s per GPU (41% of peak).
     PublishedRun(

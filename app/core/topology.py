@@ -112,7 +112,23 @@ class Layout:
 
     def crosses_node(self, axis: str) -> bool:
         """True when any group of ``axis`` spans more than one node."""
-        return any(self.node(g[0]) != self.node(g[-1]) for g in self.groups(axis) if len(g) > 1)
+        return self._crossings[axis]
+
+    @cached_property
+    def _crossings(self) -> dict[str, bool]:
+        out = {}
+        for axis in AXES:
+            stride, n, gpn = self.strides[axis], self.size(axis), self.gpus_per_node
+            span = (n - 1) * stride  # rank distance from a group's first member to its last
+            if n == 1:
+                out[axis] = False
+            elif span >= gpn:
+                out[axis] = True
+            else:
+                # A group's first member sits at block + j for j < stride.
+                blocks = range(0, self.world_size, stride * n)
+                out[axis] = any((b + j) % gpn + span >= gpn for b in blocks for j in range(stride))
+        return out
 
     # The article's ParallelConfig names, kept so its demo reads the same here.
     def allreduce_group(self, rank: int) -> list[int]:

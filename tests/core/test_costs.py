@@ -97,3 +97,18 @@ def test_crossing_nodes_makes_tp_slower():
     inside = costs_time.stage_durations(m, hw, t, Layout(1, 8, 1, gpus_per_node=8), 1, 0)[1]
     across = costs_time.stage_durations(m, hw, t, Layout(1, 8, 1, gpus_per_node=4), 1, 0)[1]
     assert across / inside == pytest.approx(hw.intra_gbps / hw.inter_gbps, rel=0.2)
+
+
+def test_a_tied_head_on_the_embeddings_rank_is_not_counted_twice():
+    m = MODELS["megatron-1.7b"]
+    one_stage = costs.stage_params(m, 0, 1, 1, 1, head_stage=0)
+    assert one_stage == costs.total_params(m)
+
+
+def test_selective_recompute_lengthens_the_backward_only():
+    m, hw, layout = MODELS["gpt3-175b"], HARDWARE["a100-80g"], Layout(1, 8, 8)
+    none = costs_time.stage_durations(m, hw, Training(recompute="none"), layout, 1, 7)[0][0]
+    sel = costs_time.stage_durations(m, hw, Training(recompute="selective"), layout, 1, 7)[0][0]
+    full = costs_time.stage_durations(m, hw, Training(recompute="full"), layout, 1, 7)[0][0]
+    assert none.f == sel.f == full.f
+    assert none.b < sel.b < full.b and full.b == pytest.approx(none.b + none.f)

@@ -1,0 +1,180 @@
+"""Configuration planner: every valid (dp, tp, pp, schedule, v, micro-batch, zero, recompute)
+for a model, a GPU count and a global batch, ranked by predicted tokens/s among those that fit.
+
+Two passes keep 1,024 GPUs x 175B inside a couple of seconds: a closed-form pass over every
+candidate (the bubble formulas tests/core/test_simulate.py proves the simulator obeys), then
+the full simulation for the best few, which are re-ranked by their simulated numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import product
+from typing import Any
+
+from app.core import costs, costs_time
+from app.core.evaluate import evaluate
+from app.core.presets import HARDWARE, MODELS, HardwareSpec, ModelSpec
+from app.core.scenario import Scenario
+from app.core.topology import Layout
+
+SCHEDULES = (("1f1b", 1), ("zb-h1", 1), ("interleaved", 2), ("interleaved", 4), ("gpipe", 1))
+MICRO_BATCH_SIZES = (1, 2, 4, 8)
+RECOMPUTE = ("selective", "full")
+GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class Candidate:
+    dp: int
+    tp: int
+    pp: int
+    schedule: str
+    v: int
+    mbs: int
+    zero: int
+    recompute: str
+
+    def microbatches(self, global_batch: int) -> int:
+        return global_batch // (self.dp * self.mbs)
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def candidates(m: ModelSpec, hw: HardwareSpec, gpus: int, batch: int) -> list[Candidate]:
+    """The article's placement: TP stays inside a node, PP and DP take the rest."""
+    out = []
+    for tp in _divisors(min(gpus, hw.gpus_per_node)):
+        if m.heads % tp or m.ffn_hidden % tp or gpus % tp:
+            continue
+        for pp in _divisors(gpus // tp):
+            dp = gpus // (tp * pp)
+            if pp > m.layers or batch % dp:
+                continue
+            for (name, v), mbs, zero, rc in product(
+                SCHEDULES, MICRO_BATCH_SIZES, (0, 1, 2, 3), RECOMPUTE
+            ):
+                c = Candidate(dp, tp, pp, name, v, mbs, zero, rc)
+                if _runnable(c, m, batch):
+                    out.append(c)
+    return out
+
+
+def _runnable(c: Candidate, m: ModelSpec, batch: int) -> bool:
+    if (batch // c.dp) % c.mbs or (c.zero and c.dp == 1):
+        return False
+    micro = c.microbatches(batch)
+    if c.schedule == "interleaved":
+        return c.pp > 1 and micro % c.pp == 0 and m.layers % (c.pp * c.v) == 0
+    return not (c.pp == 1 and c.schedule != "1f1b")  # one stage: every schedule is the same
+
+
+def _peak_inflight(c: Candidate, micro: int) -> list[int]:
+    """Closed forms the simulator's tests check: 1F1B min(p-i, m), GPipe m, interleaved
+    torch's warm-up (v-1)p + 2(p-1-i) + 1 capped at m*v."""
+    p = c.pp
+    if c.schedule == "gpipe":
+        return [micro] * p
+    if c.schedule == "interleaved":
+        return [min((c.v - 1) * p + 2 * (p - 1 - i) + 1, micro * c.v) for i in range(p)]
+    return [min(p - i, micro) for i in range(p)]
+
+
+def _makespan(c: Candidate, micro: int, d: costs_time.Durations) -> float:
+    p, f, b, w = c.pp, d.f, d.b, d.w
+    hops = 2 * (p - 1) * d.p2p
+    if c.schedule == "zb-h1":  # Qi et al. 2024 §3.1: m(F+B+W) + (p-1)(F+B-W)
+        return micro * (f + b + w) + (p - 1) * (f + b - w) + hops
+    # Narayanan et al. 2021 §2.2: (m*v + p - 1) chunk slots of F + B (B including W).
+    return (micro * c.v + p - 1) * (f + b + w) + hops
+
+
+def estimate(c: Candidate, m: ModelSpec, hw: HardwareSpec, batch: int) -> dict[str, Any]:
+    t = costs.Training(c.mbs, c.microbatches(batch), "bf16", c.zero, c.recompute)
+    layout = Layout(dp=c.dp, tp=c.tp, pp=c.pp, gpus_per_node=hw.gpus_per_node)
+    micro, head = t.microbatches, c.pp - 1
+    durations, _ = costs_time.stage_durations(m, hw, t, layout, c.v, head)
+    slowest = max(durations, key=lambda d: d.f + d.b + d.w)
+    stages = costs.stage_memory(m, t, (c.dp, c.tp, c.pp), c.v, head, _peak_inflight(c, micro))
+    rank_params = max(s.params for s in stages)
+    comm = costs_time.step_comm_bytes(m, t, layout, c.v, rank_params)
+    step = (
+        _makespan(c, micro, slowest)
+        + costs_time.dp_seconds(comm["dp_bytes"], hw, layout)
+        + costs_time.optimizer_seconds(rank_params, t, c.dp, hw)
+    )
+    peak = max(s.total_bytes for s in stages)
+    return {"tokens_per_s": batch * m.seq_len / step, "peak_bytes": peak,
+            "fits": peak <= hw.hbm_gib * GIB}  # fmt: skip
+
+
+def scenario_of(c: Candidate, model: str, hardware: str, batch: int) -> Scenario:
+    return Scenario(
+        dp=c.dp, tp=c.tp, pp=c.pp, schedule=c.schedule, virtual_stages=c.v,
+        microbatches=c.microbatches(batch), micro_batch_size=c.mbs, zero=c.zero,
+        recompute=c.recompute, model=model, hardware=hardware,
+    )  # fmt: skip
+
+
+def _reason(view: dict[str, Any], best: float, rank: int) -> str:
+    br, step = view["breakdown"], view["step_time_s"]
+    parts = [
+        f"bubble {view['timeline']['bubble_fraction']:.0%}",
+        f"TP comm {br['tp_s'] / step:.0%}",
+        f"DP all-reduce {br['dp_s'] / step:.0%}",
+        f"memory {view['memory']['peak_bytes'] / view['memory']['capacity_bytes']:.0%} of HBM",
+    ]
+    lead = "fastest that fits" if rank == 0 else f"{view['tokens_per_s'] / best:.0%} of the best"
+    if not view["memory"]["fits"]:
+        lead = "does not fit in memory"
+    return f"{lead}: " + ", ".join(parts)
+
+
+def plan(model: str, hardware: str, gpus: int, global_batch: int, top: int = 10) -> dict[str, Any]:
+    """Rank every valid configuration; the best ``top`` are simulated exactly."""
+    m, hw = MODELS[model], HARDWARE[hardware]
+    pool = candidates(m, hw, gpus, global_batch)
+    scored = [(estimate(c, m, hw, global_batch), c) for c in pool]
+    fitting = sorted((x for x in scored if x[0]["fits"]), key=lambda x: -x[0]["tokens_per_s"])
+    misfits = sorted((x for x in scored if not x[0]["fits"]), key=lambda x: x[0]["peak_bytes"])
+    shortlist = [c for _, c in fitting[: 2 * top]]
+    views = [(evaluate(scenario_of(c, model, hardware, global_batch)), c) for c in shortlist]
+    views = [x for x in views if x[0]["memory"]["fits"]]
+    views.sort(key=lambda x: -x[0]["tokens_per_s"])
+    views = views[:top]
+    best = views[0][0]["tokens_per_s"] if views else 1.0
+    rows = [_row(v, _reason(v, best, i)) for i, (v, _) in enumerate(views)]
+    closest = [evaluate(scenario_of(c, model, hardware, global_batch)) for _, c in misfits[:3]]
+    return {
+        "model": model,
+        "hardware": hardware,
+        "gpus": gpus,
+        "global_batch": global_batch,
+        "searched": len(pool),
+        "fitting": len(fitting),
+        "results": rows,
+        "not_fitting": [_row(v, _reason(v, best, -1)) for v in closest],
+    }
+
+
+def _row(view: dict[str, Any], reason: str) -> dict[str, Any]:
+    return {
+        "query": view["query"],
+        "dp": view["scenario"]["dp"],
+        "tp": view["scenario"]["tp"],
+        "pp": view["scenario"]["pp"],
+        "schedule": view["scenario"]["schedule"],
+        "virtual_stages": view["scenario"]["virtual_stages"],
+        "micro_batch_size": view["scenario"]["micro_batch_size"],
+        "microbatches": view["scenario"]["microbatches"],
+        "zero": view["scenario"]["zero"],
+        "recompute": view["scenario"]["recompute"],
+        "tokens_per_s": view["tokens_per_s"],
+        "mfu": view["mfu"],
+        "step_time_s": view["step_time_s"],
+        "peak_bytes": view["memory"]["peak_bytes"],
+        "fits": view["memory"]["fits"],
+        "reason": reason,
+    }
