@@ -1,0 +1,213 @@
+"""Wire messages between gpu_probe ranks and the server, version 1. Pure: pydantic only.
+
+A probe rank opens one websocket to ``/ws/ingest`` with ``Authorization: Bearer <token>`` and
+speaks in JSON text frames, each an object with a ``type``:
+
+    probe  -> server   hello      once per connection: who I am and what the run is
+    server -> probe    ack        "I have stored (run, rank) up to this cursor"; sent in reply
+                                  to hello (the resume point) and after records
+    probe  -> server   record     one ProbeRecord: one rank, one training step
+    probe  -> server   heartbeat  "still alive", when nothing else was sent for a while
+    server -> probe    error      something is wrong; ``fatal`` tells the probe to stop sending
+
+Cursor order is ``(attempt, step)``. A relaunch with ``--resume`` re-runs the steps after
+the last checkpoint under ``attempt + 1``, so a record replaces any stored record of the same
+(run, rank, step) with a lower attempt, and the probe resends every spooled record after the
+server's ack. Delivery is therefore at-least-once and idempotent per (run, rank, step).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+
+from app.core.schedules import ScheduleName
+
+VERSION = 1
+EVENT_KINDS: tuple[str, ...] = ("F", "B", "W", "tp", "pp_send", "pp_recv", "dp", "optim")
+COMPUTE_KINDS: tuple[str, ...] = ("F", "B", "W")
+MAX_WORLD = 65_536
+MAX_EVENTS = 20_000  # per record; the probe drops (and counts) events past this
+MAX_STEP = 10_000_000
+MAX_SECONDS = 86_400.0  # an event lasting a day is a clock bug, not a measurement
+MAX_FRAME_BYTES = 8 * 1024 * 1024  # MAX_EVENTS events of ~150 bytes, with room to spare
+RUN_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+
+RunName = Annotated[str, Field(pattern=RUN_NAME_PATTERN)]
+Rank = Annotated[int, Field(ge=0, lt=MAX_WORLD)]
+Step = Annotated[int, Field(ge=0, le=MAX_STEP)]
+Attempt = Annotated[int, Field(ge=0, le=10_000)]
+Seconds = Annotated[float, Field(ge=0.0, le=MAX_SECONDS)]
+EventKind = Literal["F", "B", "W", "tp", "pp_send", "pp_recv", "dp", "optim"]
+
+
+class _Strict(BaseModel):
+    # allow_inf_nan=False: a NaN or inf anywhere is a validation error, never stored.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class Coord(_Strict):
+    dp: int = Field(ge=0, lt=MAX_WORLD)
+    pp: int = Field(ge=0, lt=MAX_WORLD)
+    tp: int = Field(ge=0, lt=MAX_WORLD)
+
+
+class ProbeEvent(_Strict):
+    """One timed interval, in seconds from the rank's step start (``ProbeRecord.t0``).
+
+    ``microbatch``/``chunk`` name the pipeline action the interval belongs to (None for the
+    DP all-reduce and the optimizer). ``peer`` is the other rank of a pp_send/pp_recv.
+    ``cpu`` is the CPU time the timing thread spent inside the interval (CPU runs only):
+    much less than ``end - start`` means waiting or a core shared with other ranks.
+    """
+
+    kind: EventKind
+    microbatch: int | None = Field(default=None, ge=0, le=1_000_000)
+    chunk: int | None = Field(default=None, ge=0, le=1024)
+    start: Seconds
+    end: Seconds
+    peer: Rank | None = None
+    cpu: Seconds | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ProbeEvent:
+        if self.end < self.start:
+            raise ValueError(f"event ends before it starts: {self.end} < {self.start}")
+        return self
+
+
+class ProbeRecord(_Strict):
+    """What one rank did in one training step. ``t0`` is the wall clock (Unix seconds) at the
+    rank's step start, so ranks of one step can be drawn on one axis; ``loss`` is the mean
+    microbatch loss of this rank's DP shard (last pipeline stage only); ``mem`` is peak
+    memory in bytes (CUDA: max allocated this step; CPU: the process's peak RSS)."""
+
+    v: Literal[1] = VERSION
+    run: RunName
+    rank: Rank
+    coord: Coord
+    node: int = Field(ge=0, lt=MAX_WORLD)
+    step: Step
+    attempt: Attempt = 0
+    t0: float = Field(ge=0.0, le=1e11)
+    events: list[ProbeEvent] = Field(max_length=MAX_EVENTS)
+    dropped_events: int = Field(default=0, ge=0)
+    loss: float | None = None
+    mem: int | None = Field(default=None, ge=0)
+
+
+class ModelShape(_Strict):
+    hidden: int = Field(ge=1, le=65_536)
+    heads: int = Field(ge=1, le=1024)
+    layers: int = Field(ge=1, le=4096)
+    vocab: int = Field(ge=2, le=1_048_576)
+    seq_len: int = Field(ge=2, le=1_048_576)
+    microbatch_size: int = Field(ge=1, le=65_536)
+
+
+class RunInfo(_Strict):
+    """The configuration every record of a run shares: enough to rebuild the core's layout
+    and schedule and draw predicted next to measured."""
+
+    v: Literal[1] = VERSION
+    run: RunName
+    dp: int = Field(ge=1, le=MAX_WORLD)
+    tp: int = Field(ge=1, le=MAX_WORLD)
+    pp: int = Field(ge=1, le=MAX_WORLD)
+    order: str = Field(pattern=r"^(dp|pp|tp)-(dp|pp|tp)-(dp|pp|tp)$")
+    gpus_per_node: int = Field(ge=1, le=MAX_WORLD)
+    schedule: ScheduleName
+    microbatches: int = Field(ge=1, le=1_000_000)
+    virtual_stages: int = Field(ge=1, le=1024)
+    steps: int = Field(ge=0, le=MAX_STEP)
+    dtype: Literal["fp32", "bf16"]
+    device: Literal["cpu", "cuda"]
+    model: ModelShape
+
+    @property
+    def world_size(self) -> int:
+        return self.dp * self.tp * self.pp
+
+
+class HelloFrame(_Strict):
+    type: Literal["hello"] = "hello"
+    v: Literal[1] = VERSION
+    rank: Rank
+    attempt: Attempt = 0
+    info: RunInfo
+
+
+class RecordFrame(_Strict):
+    type: Literal["record"] = "record"
+    record: ProbeRecord
+
+
+class AckFrame(_Strict):
+    """Everything of (run, rank) up to and including (attempt, step) is stored.
+    ``step=None`` (reply to hello only): nothing is stored yet."""
+
+    type: Literal["ack"] = "ack"
+    run: RunName
+    rank: Rank
+    attempt: Attempt = 0
+    step: Step | None = None
+
+    def cursor(self) -> tuple[int, int]:
+        return (self.attempt, -1 if self.step is None else self.step)
+
+
+class HeartbeatFrame(_Strict):
+    type: Literal["heartbeat"] = "heartbeat"
+    run: RunName
+    rank: Rank
+    step: Step | None = None  # last step this rank finished, None before the first
+    sent_at: float = Field(ge=0.0, le=1e11)
+
+
+class ErrorFrame(_Strict):
+    type: Literal["error"] = "error"
+    code: Literal["unauthorized", "bad_frame", "unsupported_version", "overloaded", "internal"]
+    message: str = Field(max_length=2000)
+    fatal: bool = False
+
+
+AnyFrame = HelloFrame | RecordFrame | AckFrame | HeartbeatFrame | ErrorFrame
+Frame = Annotated[AnyFrame, Field(discriminator="type")]
+_FRAME = TypeAdapter(Frame)
+
+
+def parse_frame(text: str | bytes) -> AnyFrame:
+    """Validate one JSON frame; raises pydantic.ValidationError (or ValueError) when bad."""
+    if len(text) > MAX_FRAME_BYTES:
+        raise ValueError(f"frame of {len(text)} bytes exceeds {MAX_FRAME_BYTES}")
+    return _FRAME.validate_json(text)
+
+
+class LinkPoint(_Strict):
+    """One message size of a collective-probe sweep (nccl-tests' columns)."""
+
+    bytes: int = Field(ge=1, le=1 << 34)
+    latency_s: float = Field(gt=0.0, le=MAX_SECONDS)
+    algbw_gbps: float = Field(ge=0.0)  # bytes / latency, in GB/s (1e9)
+    busbw_gbps: float = Field(ge=0.0)  # algbw * 2(n-1)/n for all-reduce, algbw for send/recv
+
+
+class AxisProfile(_Strict):
+    axis: Literal["dp", "pp", "tp"]
+    op: Literal["all_reduce", "send_recv"]
+    group_size: int = Field(ge=2, le=MAX_WORLD)
+    crosses_node: bool
+    points: list[LinkPoint] = Field(max_length=64)
+
+
+class CollectiveProfile(_Strict):
+    """``--bench-collectives`` output: measured links of this mesh, the slowest group per
+    size, usable by the core as a hardware profile instead of a datasheet preset."""
+
+    v: Literal[1] = VERSION
+    run: RunName
+    device: Literal["cpu", "cuda"]
+    backend: str = Field(max_length=32)
+    world_size: int = Field(ge=1, le=MAX_WORLD)
+    axes: list[AxisProfile] = Field(max_length=3)

@@ -1,0 +1,149 @@
+"""Step timers: every action and collective becomes an interval relative to the step start.
+
+Three implementations share one interface (``begin_step``, ``start``/``stop``, ``span``,
+``finish``):
+
+- ``CpuTimer``: ``perf_counter`` for wall time plus ``thread_time`` for the CPU the calling
+  thread used inside the interval. On CPU autograd runs the backward on the calling thread
+  and gloo waits block, so ``cpu << end - start`` shows waiting or a core shared with other
+  ranks (4-8 ranks on 2 cores here).
+- ``CudaTimer``: a pair of CUDA events per interval on the current stream; nothing is read
+  until ``finish``, which synchronises once per step.
+- ``NullTimer``: records nothing, for the timing-overhead benchmark.
+
+``action`` holds the (microbatch, chunk) of the pipeline action in progress so nested
+intervals (the TP all-reduces inside a forward) are labelled with it.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+
+@dataclass
+class Span:
+    kind: str
+    microbatch: int | None
+    chunk: int | None
+    peer: int | None
+    start: Any = None
+    end: Any = None
+    cpu_start: float | None = None
+    cpu_end: float | None = None
+
+
+class _Timer:
+    def __init__(self) -> None:
+        self.action: tuple[int | None, int | None] = (None, None)
+        self.spans: list[Span] = []
+        self.t0_wall = 0.0
+
+    def start(
+        self, kind: str, microbatch: int | None = None, chunk: int | None = None, peer=None
+    ) -> Span:
+        if microbatch is None and chunk is None and kind in ("tp", "pp_send", "pp_recv"):
+            microbatch, chunk = self.action
+        span = Span(kind, microbatch, chunk, peer)
+        self._mark(span, "start")
+        self.spans.append(span)
+        return span
+
+    def stop(self, span: Span) -> None:
+        self._mark(span, "end")
+
+    @contextmanager
+    def span(self, kind: str, microbatch=None, chunk=None, peer=None):
+        s = self.start(kind, microbatch, chunk, peer)
+        try:
+            yield s
+        finally:
+            self.stop(s)
+
+    def begin_step(self) -> None:
+        self.spans = []
+        self.action = (None, None)
+        self.t0_wall = time.time()
+
+    def finish(self) -> list[dict]:
+        raise NotImplementedError
+
+    def _mark(self, span: Span, which: str) -> None:
+        raise NotImplementedError
+
+
+class CpuTimer(_Timer):
+    def begin_step(self) -> None:
+        super().begin_step()
+        self._t0 = time.perf_counter()
+
+    def _mark(self, span: Span, which: str) -> None:
+        setattr(span, f"cpu_{which}", time.thread_time())
+        setattr(span, which, time.perf_counter())
+
+    def finish(self) -> list[dict]:
+        return [
+            _event(s, s.start - self._t0, s.end - self._t0, s.cpu_end - s.cpu_start)
+            for s in self.spans
+            if s.end is not None
+        ]
+
+
+class CudaTimer(_Timer):
+    def begin_step(self) -> None:
+        super().begin_step()
+        self._t0 = self._record()
+
+    @staticmethod
+    def _record() -> torch.cuda.Event:
+        event = torch.cuda.Event(enable_timing=True)
+        event.record()
+        return event
+
+    def _mark(self, span: Span, which: str) -> None:
+        setattr(span, which, self._record())
+
+    def finish(self) -> list[dict]:
+        last = self._record()
+        last.synchronize()  # the one host-device sync per step
+        ms = self._t0.elapsed_time
+        return [
+            _event(s, max(ms(s.start), 0.0) / 1e3, max(ms(s.end), 0.0) / 1e3, None)
+            for s in self.spans
+            if s.end is not None
+        ]
+
+
+class NullTimer(_Timer):
+    def __init__(self) -> None:
+        super().__init__()
+        self._span = Span("F", None, None, None)  # handed out, never read
+
+    def start(self, kind, microbatch=None, chunk=None, peer=None) -> Span:
+        return self._span
+
+    def stop(self, span: Span) -> None:
+        pass
+
+    def finish(self) -> list[dict]:
+        return []
+
+
+def _event(s: Span, start: float, end: float, cpu: float | None) -> dict:
+    event = {"kind": s.kind, "microbatch": s.microbatch, "chunk": s.chunk}
+    event.update(start=start, end=max(end, start))
+    if s.peer is not None:
+        event["peer"] = s.peer
+    if cpu is not None:
+        event["cpu"] = max(cpu, 0.0)
+    return event
+
+
+def make_timer(enabled: bool, device: torch.device) -> _Timer:
+    if not enabled:
+        return NullTimer()
+    return CudaTimer() if device.type == "cuda" else CpuTimer()

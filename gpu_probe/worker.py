@@ -1,0 +1,123 @@
+"""One rank's process: device, process group, mesh, then train or probe the links.
+
+Used by both launchers: torchrun sets RANK/WORLD_SIZE/LOCAL_RANK/GROUP_RANK and we
+rendezvous with ``env://``; the local launcher forks ranks and passes a ``tcp://`` address.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+from app.core.protocol import ModelShape, RunInfo
+from gpu_probe.collectives import bench_collectives
+from gpu_probe.config import ConfigError, ProbeConfig
+from gpu_probe.mesh import build_mesh
+from gpu_probe.train import Trainer
+
+
+@dataclass(frozen=True)
+class RankEnv:
+    rank: int
+    world_size: int
+    local_rank: int
+    local_world_size: int
+    node: int
+    init_method: str
+
+
+def env_from_torchrun() -> RankEnv | None:
+    """The rank's place as torchrun (or any env:// launcher) describes it, else None."""
+    env = os.environ
+    if "RANK" not in env or "WORLD_SIZE" not in env:
+        return None
+    world = int(env["WORLD_SIZE"])
+    return RankEnv(
+        rank=int(env["RANK"]),
+        world_size=world,
+        local_rank=int(env.get("LOCAL_RANK", 0)),
+        local_world_size=int(env.get("LOCAL_WORLD_SIZE", world)),
+        node=int(env.get("GROUP_RANK", 0)),  # torchrun's node index
+        init_method="env://",
+    )
+
+
+def new_run_name() -> str:
+    return f"probe-{time.strftime('%Y%m%d-%H%M%S')}-{os.urandom(2).hex()}"
+
+
+def pick_device(cfg: ProbeConfig, local_rank: int) -> torch.device:
+    want_cuda = cfg.device == "cuda" or (cfg.device == "auto" and torch.cuda.is_available())
+    if want_cuda and not torch.cuda.is_available():
+        raise ConfigError("--device cuda, but torch sees no CUDA device")
+    return torch.device("cuda", local_rank) if want_cuda else torch.device("cpu")
+
+
+def run_rank(cfg: ProbeConfig, env: RankEnv) -> None:
+    if env.world_size != cfg.world_size:
+        raise ConfigError(
+            f"the launcher started {env.world_size} ranks but dp*tp*pp = "
+            f"{cfg.dp}*{cfg.tp}*{cfg.pp} = {cfg.world_size}"
+        )
+    device = pick_device(cfg, env.local_rank)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    else:
+        torch.set_num_threads(1)  # several ranks share the cores; more threads only thrash
+    dist.init_process_group(
+        backend="cpu:gloo,cuda:nccl" if device.type == "cuda" else "gloo",
+        init_method=env.init_method,
+        rank=env.rank,
+        world_size=env.world_size,
+        timeout=timedelta(seconds=cfg.collective_timeout_s),
+    )
+    gpus_per_node = cfg.gpus_per_node or env.local_world_size
+    layout = cfg.layout(gpus_per_node)
+    if layout.node(env.rank) != env.node:
+        print(
+            f"[probe] warning: rank {env.rank} runs on node {env.node} but the layout with "
+            f"gpus_per_node={gpus_per_node} puts it on node {layout.node(env.rank)}",
+            flush=True,
+        )
+    ctx = build_mesh(layout, env.rank, device, env.node)
+    run = _agree([cfg.run or new_run_name()])[0]
+    out_dir = Path(cfg.out) if cfg.out else Path("probe-out") / run
+    if cfg.bench_collectives:
+        profile = bench_collectives(ctx, run, cfg.bench_max_bytes)
+        if env.rank == 0:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            (out_dir / "collectives.json").write_text(profile.model_dump_json(indent=1))
+            print(profile.model_dump_json(indent=1), flush=True)
+    else:
+        info = run_info(cfg, run, gpus_per_node, device.type)
+        if env.rank == 0:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            (out_dir / "run.json").write_text(info.model_dump_json(indent=1))
+        Trainer(cfg, ctx, info, out_dir).train()
+    dist.barrier()  # nobody tears down the store while a peer still needs it
+    dist.destroy_process_group()
+
+
+def run_info(cfg: ProbeConfig, run: str, gpus_per_node: int, device: str) -> RunInfo:
+    m = cfg.model
+    return RunInfo(
+        run=run, dp=cfg.dp, tp=cfg.tp, pp=cfg.pp, order="-".join(cfg.order),
+        gpus_per_node=gpus_per_node, schedule=cfg.schedule, microbatches=cfg.microbatches,
+        virtual_stages=cfg.virtual_stages, steps=cfg.steps, dtype=cfg.dtype, device=device,
+        model=ModelShape(
+            hidden=m.hidden, heads=m.heads, layers=m.layers, vocab=m.vocab,
+            seq_len=m.seq_len, microbatch_size=m.microbatch_size,
+        ),
+    )  # fmt: skip
+
+
+def _agree(objects: list) -> list:
+    """Rank 0's values, on every rank (e.g. a run name generated under torchrun)."""
+    dist.broadcast_object_list(objects, src=0)
+    return objects
