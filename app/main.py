@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from app import errors
-from app.api import health, scenario
+from app.api import assets, health, pages, plan, scenario, trace, views
 from app.settings import Settings
 
 
@@ -20,4 +20,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app)
     app.include_router(health.router)
     app.include_router(scenario.router)
+    app.include_router(plan.router)
+    app.include_router(views.router)
+    app.include_router(trace.router)
+    assets.install(app)
+    app.include_router(pages.make_router())
     return app

@@ -1,0 +1,159 @@
+"""GET / (overview) and GET /flow: server-rendered pages with the view model embedded.
+
+A shared link shows the right picture before any fetch: the page carries the same JSON
+``/api/scenario`` returns, plus the view's derived data. A bad parameter renders the page
+anyway, with the reason beside the control to change, and status 422 (never a 500).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Annotated, Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+from pydantic import ValidationError
+
+from app import i18n
+from app.api import controls
+from app.core import flow, orders
+from app.core.evaluate import evaluate
+from app.core.scenario import Scenario, ScenarioError
+from app.paths import asset_dir
+
+Evaluator = Callable[[Scenario], dict[str, Any]]
+# View-state controls each page draws; an error on any other key goes to the page's banner.
+PAGE_CONTROLS = {"overview": {"color", "rank"}, "flow": {"speed", "t", "rank"}}
+
+
+def get_evaluator() -> Evaluator:
+    """The core's evaluate; a dependency so tests can feed the page a richer view model."""
+    return evaluate
+
+
+EvaluatorDep = Annotated[Evaluator, Depends(get_evaluator)]
+
+
+def _field_of(loc: tuple | list) -> str:
+    parts = [str(p) for p in loc if p not in ("query", "__root__")]
+    return parts[0] if parts else "query"
+
+
+def _errors_of(exc: ValidationError) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for e in exc.errors():
+        msg = str(e.get("msg", "invalid value"))
+        if e.get("type") == "extra_forbidden":
+            msg = "unknown parameter"
+        out.setdefault(_field_of(e.get("loc", ())), msg)
+    return out
+
+
+def parse(params: dict[str, str]) -> tuple[Scenario | None, controls.ViewState, dict[str, str]]:
+    """Split the query into scenario and view state; collect every problem by field."""
+    view_raw = {k: v for k, v in params.items() if k in controls.VIEW_KEYS}
+    scen_raw = {k: v for k, v in params.items() if k not in controls.VIEW_KEYS}
+    errors: dict[str, str] = {}
+    try:
+        view = controls.ViewState.model_validate(view_raw)
+    except ValidationError as exc:
+        errors.update(_errors_of(exc))
+        good = {k: v for k, v in view_raw.items() if k not in errors}
+        view = controls.ViewState.model_validate(good)
+    try:
+        scenario = Scenario.model_validate(scen_raw)
+    except ValidationError as exc:
+        errors.update(_errors_of(exc))
+        scenario = None
+    return scenario, view, errors
+
+
+def _json_for_script(data: Any) -> str:
+    # "<" escaped so no value can close the <script> element it is embedded in.
+    return json.dumps(data, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
+
+
+def build_view(
+    name: str, params: dict[str, str], run: Evaluator
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The page's data: the view model (or None) and the errors, keyed by field."""
+    scenario, view, errors = parse(params)
+    model = extra = None
+    if scenario is not None:
+        try:
+            model = run(scenario)
+        except ScenarioError as exc:
+            errors[exc.field] = exc.reason
+    if model is not None and view.rank is not None and view.rank >= model["layout"]["world_size"]:
+        errors["rank"] = f"rank {view.rank} is outside the world of {model['layout']['world_size']}"
+    if model is not None:
+        extra = page_extra(name, model)
+    data = {
+        "page": name,
+        "model": model if not errors else None,
+        "extra": extra if not errors else None,
+        "state": view.model_dump(),
+        "defaults": controls.defaults(),
+        "view_keys": sorted(controls.VIEW_KEYS),
+        "errors": errors,
+    }
+    return data, errors
+
+
+def page_extra(name: str, model: dict[str, Any]) -> dict[str, Any]:
+    """What each view adds to the core's view model (derived in the core, not in JS)."""
+    lay = model["layout"]
+    if name == "flow":
+        return flow.flow_view(model)
+    sizes = lay["sizes"]
+    return {"orders": orders.compare(sizes["dp"], sizes["tp"], sizes["pp"], lay["gpus_per_node"])}
+
+
+def orphans(name: str, errors: dict[str, str]) -> dict[str, str]:
+    """Errors with no control on this page to show them beside (unknown or other-view keys)."""
+    placed = set(Scenario.model_fields) | PAGE_CONTROLS[name]
+    return {k: v for k, v in errors.items() if k not in placed}
+
+
+def make_router() -> APIRouter:
+    templates = Jinja2Templates(directory=asset_dir("templates"))
+    router = APIRouter(tags=["pages"], include_in_schema=False)
+
+    def render(name: str, request: Request, run: Evaluator) -> HTMLResponse:
+        params = dict(request.query_params)
+        data, errors = build_view(name, params, run)
+        lang = data["state"]["lang"]
+        data["strings"] = i18n.strings(lang)
+        scenario_params = {k: v for k, v in params.items() if k not in controls.VIEW_KEYS}
+        context = {
+            "page": name,
+            "lang": lang,
+            "t": i18n.translator(lang),
+            "fields": controls.scenario_fields(),
+            "values": params,
+            "state": data["state"],
+            "errors": errors,
+            "unknown": orphans(name, errors),
+            "model": data["model"],
+            "query": urlencode(params),
+            "scenario_query": urlencode(scenario_params),
+            "page_json": _json_for_script(data),
+            "plotly_url": request.app.state.plotly_url,
+        }
+        status = 422 if errors else 200
+        return templates.TemplateResponse(
+            request, f"{name}.html", context, status_code=status, media_type="text/html"
+        )
+
+    @router.get("/", response_class=HTMLResponse)
+    def overview(request: Request, run: EvaluatorDep) -> HTMLResponse:
+        return render("overview", request, run)
+
+    @router.get("/flow", response_class=HTMLResponse)
+    def flow_page(request: Request, run: EvaluatorDep) -> HTMLResponse:
+        return render("flow", request, run)
+
+    return router

@@ -1,0 +1,130 @@
+"""What the flow view animates, derived from a simulated timeline: sends, steps, in-flight.
+
+The page draws; everything here is a rule about pipelines, so it lives in the core:
+
+* ``sends``: each pipeline hand-off. F at virtual stage v needs F at v-1 (activations go
+  downstream); B at v needs B at v+1 (gradients come back). W sends nothing.
+* ``frames``: the animation's time steps, one per distinct event boundary, and the bubble
+  so far at each: ``1 - busy(0..t) / (p * t)`` (Narayanan et al. 2021 §2.2.1, cut at t).
+* ``inflight``: per stage, the activations held as a step function. An F holds its
+  activations from its start; the B (input-gradient pass) releases them at its end, the same
+  rule as ``simulate._peak_inflight``, so the step function's maximum is ``peak_inflight``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.schedules import FORWARD_ONLY, ScheduleName, chunks_per_rank, virtual_stage
+
+COMPUTE = ("F", "B", "W")
+
+
+def _vstage(name: ScheduleName, e: dict[str, Any], pp: int) -> int:
+    return virtual_stage(name, e["stage"], e["chunk"], pp)
+
+
+def sends(name: ScheduleName | str, events: list[dict[str, Any]], pp: int, v: int) -> list[dict]:
+    """Every cross-rank hand-off: producer end -> consumer start, ordered by send time."""
+    name = ScheduleName(name)
+    nvs = pp * chunks_per_rank(name, v)
+    by_key = {(e["kind"], e["microbatch"], _vstage(name, e, pp)): e for e in events}
+    out = []
+    for e in events:
+        vs = _vstage(name, e, pp)
+        if e["kind"] == "F" and vs > 0:
+            src = by_key.get(("F", e["microbatch"], vs - 1))
+        elif e["kind"] == "B" and vs + 1 < nvs:
+            src = by_key.get(("B", e["microbatch"], vs + 1))
+        else:
+            src = None
+        if src is None or src["stage"] == e["stage"]:
+            continue  # the first/last virtual stage, or a V's turn that stays on one rank
+        out.append(
+            {
+                "kind": e["kind"],
+                "microbatch": e["microbatch"],
+                "src_stage": src["stage"],
+                "src_chunk": src["chunk"],
+                "dst_stage": e["stage"],
+                "dst_chunk": e["chunk"],
+                "send": src["end"],
+                "recv": e["start"],
+            }
+        )
+    return sorted(out, key=lambda s: (s["send"], s["src_stage"]))
+
+
+def inflight_steps(name: ScheduleName | str, events: list[dict[str, Any]], pp: int) -> list:
+    """Per stage ``[[t, held], ...]``: activations held from time t on (changes only)."""
+    name = ScheduleName(name)
+    changes: list[list[tuple[float, int]]] = [[] for _ in range(pp)]
+    for e in events:
+        if e["kind"] == "F":
+            changes[e["stage"]].append((e["start"], +1))
+            if name in FORWARD_ONLY:  # no autograd graph kept: released when F ends
+                changes[e["stage"]].append((e["end"], -1))
+        elif e["kind"] == "B":
+            changes[e["stage"]].append((e["end"], -1))
+    steps = []
+    for stage_changes in changes:
+        held, out = 0, [[0.0, 0]]
+        by_time: dict[float, int] = {}
+        for t, delta in stage_changes:
+            by_time[t] = by_time.get(t, 0) + delta
+        # Net change per instant: a B ending as the next F starts leaves the count unchanged.
+        for t in sorted(by_time):
+            held += by_time[t]
+            if out[-1][0] == t:
+                out[-1][1] = held
+            elif held != out[-1][1]:
+                out.append([t, held])
+        steps.append(out)
+    return steps
+
+
+def frames(events: list[dict[str, Any]], tail: list[dict[str, Any]], pp: int) -> dict:
+    """Animation steps: boundary times and the pipeline bubble so far at each.
+
+    busy(t) is piecewise linear between boundaries, so one sweep over them is exact:
+    busy(t_{k+1}) = busy(t_k) + (compute events running in [t_k, t_{k+1})) * (t_{k+1} - t_k).
+    """
+    compute = [e for e in events if e["kind"] in COMPUTE]
+    edges = [*(e["start"] for e in events + tail), *(e["end"] for e in events + tail)]
+    times = sorted({0.0, *edges})
+    makespan = max((e["end"] for e in compute), default=0.0)
+    delta: dict[float, int] = {}
+    for e in compute:
+        delta[e["start"]] = delta.get(e["start"], 0) + 1
+        delta[e["end"]] = delta.get(e["end"], 0) - 1
+    bubble, busy, running, prev = [], 0.0, 0, 0.0
+    for t in times:
+        cut = min(t, makespan)
+        busy += running * (cut - min(prev, makespan))
+        running += delta.get(t, 0)
+        prev = t
+        bubble.append(1.0 - busy / (pp * cut) if cut > 0 else 0.0)
+    return {"times": times, "bubble_so_far": bubble, "makespan": makespan}
+
+
+def active_stages_at(events: list[dict[str, Any]], t: float) -> list[int]:
+    """Stages running compute (F, B or W) during the step that starts at ``t``."""
+    busy = {e["stage"] for e in events if e["kind"] in COMPUTE and e["start"] <= t < e["end"]}
+    return sorted(busy)
+
+
+def active_ranks_at(layout: dict[str, Any], events: list[dict[str, Any]], t: float) -> list[int]:
+    """The article's 'active GPUs per time step', for any schedule: every rank of a busy stage."""
+    busy = set(active_stages_at(events, t))
+    return [r["rank"] for r in layout["ranks"] if r["pp"] in busy]
+
+
+def flow_view(view: dict[str, Any]) -> dict[str, Any]:
+    """The flow page's extra data for one evaluated scenario (see ``evaluate``)."""
+    s, tl = view["scenario"], view["timeline"]
+    pp, events, tail = view["layout"]["sizes"]["pp"], tl["events"], tl.get("tail") or []
+    return {
+        "sends": sends(s["schedule"], events, pp, s["virtual_stages"]),
+        "inflight": inflight_steps(s["schedule"], events, pp),
+        "frames": frames(events, tail, pp),
+    }

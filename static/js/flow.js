@@ -1,0 +1,210 @@
+// Flow page: the animated timeline, the mini rank grid lit by the cursor, and the player.
+import { bindForm, bindHeader, showErrors } from "./controls.js";
+import { el, num, pct } from "./fmt.js";
+import { RankGrid } from "./grid.js";
+import { showTip } from "./grid_input.js";
+import { eventAt, eventsByStage, frameAt, heldAt, ranksByStage } from "./lookup.js";
+import { KIND } from "./palette.js";
+import { tipHtml } from "./rankinfo.js";
+import { initial, refetch, setParams, tr } from "./state.js";
+import { Timeline, tpTime } from "./timeline.js";
+
+const $ = (id) => document.getElementById(id);
+const start = initial();
+const ui = { cursor: $("cursor"), play: $("play"), speed: $("speed"), rank: $("rank-input") };
+const s = { model: null, extra: null, k: 0, playing: null, byStage: [], stageRanks: [], seq: 0 };
+
+const mini = new RankGrid($("mini-grid"), {
+  maxCellPx: 30, maxHeightPx: 300, groupsOnSelect: false, ringColor: "#111",
+  nodeLabel: tr("node"),
+  onHover: (h, ev) => showTip($("grid-tip"), $("mini-wrap"), tipHtml(mini, h), ev),
+  onClick: (h) => h && h.rank !== null && selectRank(h.rank === mini.selected ? null : h.rank),
+});
+const timeline = new Timeline($("timeline"), $("timeline-overlay"), {
+  onHoverStage: (stage) => {
+    mini.ring = stage === null ? null : s.stageRanks[stage];
+    mini.draw();
+  },
+});
+
+function times() {
+  return s.extra.frames.times;
+}
+
+// Light the GPUs at the cursor: compute ranks in their kind's colour, the tail in its own.
+function lightGrid(t) {
+  const active = new Map();
+  const computing = [];
+  const tail = [];
+  const pulse = [];
+  const tp = s.model.layout.sizes.tp;
+  s.byStage.forEach((list, stage) => {
+    const e = eventAt(list, t);
+    if (!e) return;
+    const compute = e.kind === "F" || e.kind === "B" || e.kind === "W";
+    for (const r of s.stageRanks[stage]) {
+      active.set(r, KIND[e.kind] ?? KIND.F);
+      (compute ? computing : tail).push(r);
+    }
+    // Megatron's TP all-reduces every F and B; the core's tp_time, when sent, says how long.
+    const hasTp = s.model.timeline.tp_time ? tpTime(s.model.timeline, stage, e.kind) > 0 : tp > 1;
+    if ((e.kind === "F" || e.kind === "B") && hasTp) pulse.push(...s.stageRanks[stage]);
+  });
+  mini.active = active;
+  const d = mini.canvas.dataset;
+  d.active = computing.sort((a, b) => a - b).join(",");
+  d.tail = tail.sort((a, b) => a - b).join(",");
+  d.pulse = pulse.sort((a, b) => a - b).join(",");
+  runPulse(pulse);
+}
+
+// A short fading ring on the TP groups that all-reduce in this step.
+function runPulse(ranks) {
+  const began = performance.now();
+  const frame = (now) => {
+    const phase = (now - began) / 600;
+    mini.pulse = phase < 1 && ranks.length ? { ranks, phase } : null;
+    mini.draw();
+    if (mini.pulse) requestAnimationFrame(frame);
+  };
+  requestAnimationFrame(frame);
+  mini.pulse = ranks.length ? { ranks, phase: 0 } : null;
+  mini.draw();
+}
+
+function inflight(t) {
+  const box = $("inflight");
+  box.replaceChildren();
+  const steps = s.extra.inflight;
+  const peak = Math.max(1, ...s.model.timeline.peak_inflight);
+  const shown = Math.min(steps.length, 32);
+  const values = [];
+  for (let stage = 0; stage < steps.length; stage += 1) values.push(heldAt(steps[stage], t));
+  for (let stage = 0; stage < shown; stage += 1) {
+    const row = el("div", { class: "bar", "data-stage": stage });
+    row.append(el("span", { class: "name" }, `${tr("stage")} ${stage}`));
+    row.append(el("span", { class: "fill", style: `width:${(110 * values[stage]) / peak}px` }));
+    row.append(el("b", {}, String(values[stage])));
+    box.append(row);
+  }
+  if (steps.length > shown) box.append(el("div", { class: "muted" }, `… ${steps.length}`));
+  box.dataset.values = values.join(",");
+}
+
+function show(k, { updateUrl = true } = {}) {
+  const ts = times();
+  s.k = Math.max(0, Math.min(ts.length - 1, k));
+  const t = ts[s.k];
+  ui.cursor.value = String(s.k);
+  $("step-no").textContent = String(s.k);
+  $("time-now").textContent = num(t, 4);
+  $("bubble-now").textContent = pct(s.extra.frames.bubble_so_far[s.k]);
+  document.body.dataset.t = String(t);
+  lightGrid(t);
+  inflight(t);
+  timeline.setCursor(t);
+  if (updateUrl) setParams({ t: s.k === 0 ? "" : t });
+}
+
+function stop() {
+  clearTimeout(s.playing);
+  s.playing = null;
+  ui.play.textContent = ui.play.dataset.play;
+  document.body.dataset.playing = "0";
+}
+
+function tick() {
+  if (s.k >= times().length - 1) return stop();
+  show(s.k + 1);
+  s.playing = setTimeout(tick, 1000 / Number(ui.speed.value));
+}
+
+function play() {
+  if (s.playing) return stop();
+  if (s.k >= times().length - 1) show(0);
+  ui.play.textContent = ui.play.dataset.pause;
+  document.body.dataset.playing = "1";
+  s.playing = setTimeout(tick, 1000 / Number(ui.speed.value));
+}
+
+function selectRank(rank) {
+  mini.selected = rank;
+  ui.rank.value = rank ?? "";
+  setParams({ rank: rank ?? "" });
+  showErrors({});
+  filterTimeline();
+}
+
+function filterTimeline() {
+  const rank = mini.selected;
+  const stage = rank === null ? null : s.model.layout.ranks[rank].pp;
+  $("filter-note").hidden = rank === null;
+  $("filter-rank").textContent = rank === null ? "" : `${rank} (${tr("stage")} ${stage})`;
+  return timeline.setData(s.model, s.extra, stage).then(() => show(s.k, { updateUrl: false }));
+}
+
+async function draw(next, t) {
+  showErrors(next.errors);
+  document.body.dataset.state = next.model ? "ok" : "error";
+  if (!next.model) return;
+  stop();
+  Object.assign(s, { model: next.model, extra: next.extra });
+  s.byStage = eventsByStage(s.model);
+  s.stageRanks = ranksByStage(s.model.layout);
+  if (mini.selected !== null && mini.selected >= s.model.layout.world_size) mini.selected = null;
+  mini.setLayout(s.model.layout);
+  ui.cursor.max = String(times().length - 1);
+  $("step-count").textContent = String(times().length - 1);
+  s.k = frameAt(times(), t);
+  show(s.k, { updateUrl: false });
+  await filterTimeline();
+  document.body.dataset.ready = "flow";
+}
+
+async function update() {
+  const mine = ++s.seq;
+  const next = await refetch("/api/flow");
+  if (mine === s.seq) await draw(next, 0);
+}
+
+function legend() {
+  const box = $("flow-legend");
+  for (const [key, colour] of [["F", KIND.F], ["B", KIND.B], ["W", KIND.W], ["dp", KIND.dp], ["optim", KIND.optim]]) {
+    const item = el("span", { class: "item" });
+    item.append(el("i", { style: `background:${colour}` }), tr(`kind.${key}`));
+    box.append(item);
+  }
+  const idle = el("span", { class: "item" });
+  idle.append(el("i", { class: "pattern" }), tr("kind.idle"));
+  const send = el("span", { class: "item" }, `→ ${tr("kind.send")}`);
+  const pulse = el("span", { class: "item" }, `◯ ${tr("flow.tp_pulse")}`);
+  box.append(idle, send, pulse);
+}
+
+ui.play.addEventListener("click", play);
+$("step-back").addEventListener("click", () => (stop(), show(s.k - 1)));
+$("step-forward").addEventListener("click", () => (stop(), show(s.k + 1)));
+ui.cursor.addEventListener("input", () => (stop(), show(Number(ui.cursor.value))));
+ui.speed.addEventListener("change", () => setParams({ speed: ui.speed.value }));
+ui.rank.addEventListener("change", () => {
+  const text = ui.rank.value.trim();
+  const rank = Number(text);
+  if (text === "") return selectRank(null);
+  if (!Number.isInteger(rank) || rank < 0 || rank >= s.model.layout.world_size) {
+    return showErrors({ rank: `0 ≤ rank < ${s.model.layout.world_size}` });
+  }
+  selectRank(rank);
+});
+$("show-all").addEventListener("click", (ev) => (ev.preventDefault(), selectRank(null)));
+$("export-png").addEventListener("click", async () => {
+  const a = el("a", { href: await timeline.png(), download: "meshscope-timeline.png" });
+  document.body.append(a);
+  a.click();
+  a.remove();
+});
+
+mini.selected = start.state.rank;
+legend();
+bindHeader();
+bindForm(update);
+draw(start, start.state.t);

@@ -1,0 +1,35 @@
+// The order comparison table: the core says how many nodes one group of each axis spans.
+import { el } from "./fmt.js";
+import { tr } from "./state.js";
+
+export function renderOrders(box, orders, current, onUse) {
+  box.replaceChildren();
+  const table = el("table", { class: "orders" });
+  const head = table.createTHead().insertRow();
+  for (const h of [tr("orders.order"), tr("orders.frameworks"), "TP", "PP", "DP", ""]) {
+    head.appendChild(el("th", {}, h));
+  }
+  const tbody = table.createTBody();
+  for (const o of orders) {
+    const row = tbody.insertRow();
+    row.dataset.order = o.order;
+    if (o.order === current) row.classList.add("current");
+    row.insertCell().appendChild(el("code", {}, o.order));
+    row.insertCell().textContent = o.presets.join(", ");
+    for (const axis of ["tp", "pp", "dp"]) {
+      const cell = row.insertCell();
+      cell.textContent = String(o.nodes_spanned[axis]);
+      cell.className = o.crosses_node[axis] ? "cross" : "within";
+      cell.title = `${tr("orders.spans")}: ${o.nodes_spanned[axis]}`;
+    }
+    const action = row.insertCell();
+    if (o.order === current) action.textContent = tr("orders.current");
+    else {
+      const b = el("button", { type: "button", "data-use-order": o.order }, tr("orders.use"));
+      b.addEventListener("click", () => onUse(o.order));
+      action.appendChild(b);
+    }
+  }
+  box.appendChild(table);
+  box.appendChild(el("p", { class: "hint" }, `${tr("orders.spans")} (TP, PP, DP)`));
+}

@@ -1,0 +1,25 @@
+// Colours: categorical values, schedule kinds and the three group highlights.
+const BASE = [
+  "#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2",
+  "#eeca3b", "#b279a2", "#ff9da6", "#9d755d", "#bab0ac",
+];
+
+// Ten distinct colours, then golden-angle hues so any count of values stays distinguishable.
+export function categorical(i) {
+  if (i < BASE.length) return BASE[i];
+  return `hsl(${(i * 137.508) % 360}, 55%, ${i % 2 ? 48 : 62}%)`;
+}
+
+export const KIND = {
+  F: "#4c78a8",
+  B: "#54a24b",
+  W: "#b279a2",
+  dp: "#f58518",
+  optim: "#e45756",
+  idle: "#e9e9e9",
+  tp: "#222222",
+};
+
+export const GROUP = { tp: "#e6550d", pp: "#3182bd", dp: "#31a354", self: "#111111" };
+export const CROSS = "#d62728";
+export const DIM = "#d9d9d9";

@@ -1,0 +1,86 @@
+// URL <-> state. The URL is the share link, so it holds everything: every scenario
+// parameter that differs from its default, plus the view's own state (rank, t, lang, ...).
+// The page starts from the JSON the server embedded, so the first picture needs no fetch.
+
+const data = JSON.parse(document.getElementById("page-data").textContent);
+
+export const page = data.page;
+export const defaults = data.defaults;
+export const viewKeys = new Set(data.view_keys);
+const strings = data.strings;
+
+// tr(key): this page's language; an unknown key shows itself so a gap is visible.
+export function tr(key) {
+  return strings[key] ?? key;
+}
+
+export function initial() {
+  return { model: data.model, extra: data.extra, errors: data.errors, state: data.state };
+}
+
+function isDefault(key, value) {
+  const d = defaults[key];
+  if (value === "" || value === null || value === undefined) return true;
+  if (d === null || d === undefined) return false;
+  if (typeof d === "number") return Number(value) === d;
+  return String(value).toLowerCase() === String(d).toLowerCase();
+}
+
+// The current URL's parameters as a plain object.
+export function params() {
+  return Object.fromEntries(new URLSearchParams(location.search));
+}
+
+// Set (or clear, when default/empty) one or more parameters; keeps everything else.
+export function setParams(changes) {
+  const next = params();
+  for (const [k, v] of Object.entries(changes)) {
+    if (isDefault(k, v)) delete next[k];
+    else next[k] = String(v);
+  }
+  const qs = new URLSearchParams(next).toString();
+  history.replaceState(null, "", location.pathname + (qs ? "?" + qs : ""));
+  document.dispatchEvent(new CustomEvent("meshscope:url"));
+  return next;
+}
+
+export function scenarioQuery(p = params()) {
+  const out = new URLSearchParams();
+  for (const [k, v] of Object.entries(p)) if (!viewKeys.has(k)) out.set(k, v);
+  return out.toString();
+}
+
+// Errors keyed by field from a 422 body: detail[].loc = ["query", field, ...].
+function errorsOf(body) {
+  const out = {};
+  for (const d of body?.detail ?? []) {
+    const loc = (d.loc ?? []).filter((x) => x !== "query");
+    const field = loc.length ? String(loc[0]) : "query";
+    out[field] ??= d.type === "extra_forbidden" ? "unknown parameter" : d.msg;
+  }
+  return out;
+}
+
+// GET a JSON API with the current scenario; {ok, data} or {ok: false, errors}.
+export async function fetchScenarioJSON(path) {
+  let res;
+  try {
+    res = await fetch(`${path}?${scenarioQuery()}`, { headers: { Accept: "application/json" } });
+  } catch {
+    return { ok: false, errors: { query: tr("error.network") } };
+  }
+  const body = await res.json().catch(() => null);
+  if (res.ok) return { ok: true, data: body };
+  return { ok: false, errors: res.status === 422 ? errorsOf(body) : { query: res.statusText } };
+}
+
+// The view model and the view's derived data, fetched together after a control changes.
+export async function refetch(extraPath) {
+  const [model, extra] = await Promise.all([
+    fetchScenarioJSON("/api/scenario"),
+    fetchScenarioJSON(extraPath),
+  ]);
+  if (!model.ok) return { errors: model.errors };
+  if (!extra.ok) return { errors: extra.errors };
+  return { model: model.data, extra: extra.data, errors: {} };
+}
