@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,13 @@ def _serve(args: argparse.Namespace) -> int:
     if args.db is not None:
         overrides["db"] = Path(args.db)
     settings = Settings(**overrides)
+    if settings.ingest_token is None:
+        # No token configured: make one for this server's lifetime and say how to use it.
+        token = secrets.token_urlsafe(32)
+        settings = settings.model_copy(update={"ingest_token": token})
+        print(f"meshscope: ingest token for this server: {token}", flush=True)
+        print(f"  export MESHSCOPE_INGEST_TOKEN={token}   # then: meshscope probe --server "
+              f"ws://{settings.host}:{settings.port}/ws/ingest ...", flush=True)  # fmt: skip
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
     return 0
 

@@ -2,11 +2,40 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from fastapi import FastAPI
 
 from app import errors
-from app.api import assets, health, pages, plan, scenario, trace, views
+from app.api import (
+    assets,
+    health,
+    ingest,
+    metrics,
+    pages,
+    plan,
+    run_pages,
+    runs,
+    scenario,
+    trace,
+    viewers,
+    views,
+)
+from app.live.services import Live
 from app.settings import Settings
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """The live side's store, hub and liveness exist only while the server runs."""
+    live = Live(app.state.settings, getattr(app.state, "live_config", None))
+    app.state.live = live
+    await live.start()
+    try:
+        yield
+    finally:
+        await live.stop()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -15,6 +44,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         title="meshscope",
         version="0.1.0",
         description="See DP x TP x PP parallelism: layout, schedules, costs and live runs.",
+        lifespan=lifespan,
     )
     app.state.settings = settings
     errors.install(app)
@@ -23,6 +53,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(plan.router)
     app.include_router(views.router)
     app.include_router(trace.router)
+    app.include_router(runs.router)
+    app.include_router(metrics.router)
+    app.include_router(ingest.router)
+    app.include_router(viewers.router)
     assets.install(app)
     app.include_router(pages.make_router())
+    app.include_router(run_pages.make_router())
     return app

@@ -17,9 +17,9 @@ class PlanQuery(BaseModel):
 
     model: str = Field("gpt3-175b", description="model preset")
     hardware: str = Field("a100-80g", description="hardware preset")
-    gpus: int = Field(64, ge=1, le=65_536)
-    global_batch: int = Field(512, ge=1, le=1 << 20, description="sequences per step")
-    top: int = Field(10, ge=1, le=50)
+    gpus: int = Field(64, ge=1, le=16_384)
+    global_batch: int = Field(512, ge=1, le=65_536, description="sequences per step")
+    top: int = Field(10, ge=1, le=20)
 
 
 router = APIRouter(tags=["plan"])

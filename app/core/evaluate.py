@@ -114,14 +114,19 @@ def _tail(makespan: float, stages: int, dp_s: float, optim_s: float) -> list[dic
     return tail
 
 
-def evaluate(s: Scenario) -> dict[str, Any]:
-    """Everything a view needs for one scenario. Raises ScenarioError on bad combinations."""
+def prepare(s: Scenario) -> tuple[Layout, list[list[schedules.Action]], cost_view.Prediction]:
+    """Validate, then lay out, schedule and cost one scenario (no JSON of the layout)."""
     check(s)
     model, hw = specs.model_of(s), specs.hardware_of(s)
     specs.check_model(s, model)
     layout = layout_of(s, hw.gpus_per_node)
     actions = schedules.build(s.schedule, s.pp, s.microbatches, s.virtual_stages)
-    cost = cost_view.predict(s, model, hw, layout, actions)
+    return layout, actions, cost_view.predict(s, model, hw, layout, actions)
+
+
+def evaluate(s: Scenario) -> dict[str, Any]:
+    """Everything a view needs for one scenario. Raises ScenarioError on bad combinations."""
+    layout, actions, cost = prepare(s)
     teaching = teaching_durations(s)
     if teaching is None:
         shown, scale = cost.timeline, 1.0

@@ -13,7 +13,7 @@ from itertools import product
 from typing import Any
 
 from app.core import costs, costs_time
-from app.core.evaluate import evaluate
+from app.core.evaluate import prepare
 from app.core.presets import HARDWARE, MODELS, HardwareSpec, ModelSpec
 from app.core.scenario import Scenario
 from app.core.topology import Layout
@@ -22,6 +22,9 @@ SCHEDULES = (("1f1b", 1), ("zb-h1", 1), ("interleaved", 2), ("interleaved", 4), 
 MICRO_BATCH_SIZES = (1, 2, 4, 8)
 RECOMPUTE = ("selective", "full")
 GIB = 1 << 30
+# Pipelines with more chunk-microbatch slots than this (pp * m * v) are not searched: their
+# exact simulation would take seconds each (docs: the planner section of README.md).
+MAX_PLAN_SLOTS = 16_384
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,8 @@ def _runnable(c: Candidate, m: ModelSpec, batch: int) -> bool:
     if (batch // c.dp) % c.mbs or (c.zero and c.dp == 1):
         return False
     micro = c.microbatches(batch)
+    if c.pp * micro * c.v > MAX_PLAN_SLOTS:
+        return False
     if c.schedule == "interleaved":
         return c.pp > 1 and micro % c.pp == 0 and m.layers % (c.pp * c.v) == 0
     return not (c.pp == 1 and c.schedule != "1f1b")  # one stage: every schedule is the same
@@ -118,10 +123,18 @@ def scenario_of(c: Candidate, model: str, hardware: str, batch: int) -> Scenario
     )  # fmt: skip
 
 
+def _simulated(c: Candidate, model: str, hardware: str, batch: int) -> dict[str, Any]:
+    """The exact (simulated) cost numbers of one candidate, without the layout's JSON."""
+    s = scenario_of(c, model, hardware, batch)
+    _, _, cost = prepare(s)
+    return {**cost.sections, "query": s.query(), "scenario": s.model_dump(mode="json"),
+            "bubble_fraction": cost.timeline.bubble_fraction}  # fmt: skip
+
+
 def _reason(view: dict[str, Any], best: float, rank: int) -> str:
     br, step = view["breakdown"], view["step_time_s"]
     parts = [
-        f"bubble {view['timeline']['bubble_fraction']:.0%}",
+        f"bubble {view['bubble_fraction']:.0%}",
         f"TP comm {br['tp_s'] / step:.0%}",
         f"DP all-reduce {br['dp_s'] / step:.0%}",
         f"memory {view['memory']['peak_bytes'] / view['memory']['capacity_bytes']:.0%} of HBM",
@@ -139,14 +152,14 @@ def plan(model: str, hardware: str, gpus: int, global_batch: int, top: int = 10)
     scored = [(estimate(c, m, hw, global_batch), c) for c in pool]
     fitting = sorted((x for x in scored if x[0]["fits"]), key=lambda x: -x[0]["tokens_per_s"])
     misfits = sorted((x for x in scored if not x[0]["fits"]), key=lambda x: x[0]["peak_bytes"])
-    shortlist = [c for _, c in fitting[: 2 * top]]
-    views = [(evaluate(scenario_of(c, model, hardware, global_batch)), c) for c in shortlist]
+    shortlist = [c for _, c in fitting[: top + 5]]
+    views = [(_simulated(c, model, hardware, global_batch), c) for c in shortlist]
     views = [x for x in views if x[0]["memory"]["fits"]]
     views.sort(key=lambda x: -x[0]["tokens_per_s"])
     views = views[:top]
     best = views[0][0]["tokens_per_s"] if views else 1.0
     rows = [_row(v, _reason(v, best, i)) for i, (v, _) in enumerate(views)]
-    closest = [evaluate(scenario_of(c, model, hardware, global_batch)) for _, c in misfits[:3]]
+    closest = [_simulated(c, model, hardware, global_batch) for _, c in misfits[:3]]
     return {
         "model": model,
         "hardware": hardware,

@@ -57,11 +57,11 @@ class Scenario(BaseModel):
     recompute: Literal["none", "selective", "full"] = "selective"
     sequence_parallel: bool = False
     hardware: str = Field("h100-sxm", description="hardware preset")
-    peak_tflops: float | None = Field(None, gt=0, le=1e6)
-    hbm_gib: float | None = Field(None, gt=0, le=1e5)
-    intra_gbps: float | None = Field(None, gt=0, le=1e6)
-    inter_gbps: float | None = Field(None, gt=0, le=1e6)
-    f_time: float | None = Field(None, gt=0, le=1e6, description="teaching: F per chunk")
+    peak_tflops: float | None = Field(None, ge=1e-3, le=1e6)
+    hbm_gib: float | None = Field(None, ge=1e-3, le=1e5)
+    intra_gbps: float | None = Field(None, ge=1e-3, le=1e6)
+    inter_gbps: float | None = Field(None, ge=1e-3, le=1e6)
+    f_time: float | None = Field(None, ge=1e-6, le=1e6, description="teaching: F per chunk")
     b_time: float | None = Field(None, ge=0, le=1e6, description="teaching: input-grad B")
     w_time: float | None = Field(None, ge=0, le=1e6, description="teaching: weight-grad W")
     p2p_time: float | None = Field(None, ge=0, le=1e6, description="teaching: p2p hop")

@@ -1,0 +1,116 @@
+"""WS /ws/ingest: probe ranks stream their records here (app.core.protocol, version 1).
+
+The token is checked before the handshake is accepted, in constant time: a wrong or missing
+one gets HTTP 403 and no websocket at all. Then two tasks share the connection: the reader
+validates each frame (app.live.ingest_session) and hands records to the group-commit
+writer; the sender sends replies in order, each record's ack only once it has committed,
+coalescing acks that are ready together (an ack covers everything before it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+
+from fastapi import APIRouter, WebSocket
+
+from app.live.ingest_session import Fatal, PendingAck, Session, error
+from app.live.rates import TokenBucket
+from app.live.services import Live
+
+router = APIRouter(tags=["live"])
+_CLOSE = object()
+POLICY_VIOLATION = 1008  # RFC 6455 §7.4.1
+INTERNAL_ERROR = 1011
+
+
+def bearer_ok(header: str | None, token: str | None) -> bool:
+    """``Authorization: Bearer <token>``, compared with hmac.compare_digest (constant time)."""
+    if not token or not header:
+        return False
+    scheme, _, value = header.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(value.strip().encode(), token.encode())
+
+
+@router.websocket("/ws/ingest")
+async def ingest(ws: WebSocket) -> None:
+    live: Live = ws.app.state.live
+    full = live.stats.connections >= live.config.max_ingest_connections
+    if full or not bearer_ok(ws.headers.get("authorization"), live.token):
+        live.stats.refused += 1
+        await ws.close(code=POLICY_VIOLATION)  # before accept: the client gets HTTP 403
+        return
+    await ws.accept()
+    live.stats.connections += 1
+    session = Session(live)
+    outbox: asyncio.Queue = asyncio.Queue(maxsize=live.config.max_inflight)
+    sender = asyncio.create_task(_send(ws, outbox))
+    try:
+        reason = await _read(ws, session, outbox, live)
+        if reason is not None:
+            await _close_after(sender, outbox, ws, reason, live)
+    finally:
+        live.stats.connections -= 1
+        session.closed()
+        sender.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await sender
+
+
+async def _read(ws: WebSocket, session: Session, outbox: asyncio.Queue, live: Live) -> str | None:
+    """Until the peer leaves (None) or a fatal problem (its reason)."""
+    bucket = TokenBucket(live.config.rate_frames_per_s, live.config.rate_burst)
+    while True:
+        message = await ws.receive()
+        if message["type"] == "websocket.disconnect":
+            return None
+        delay = bucket.take()
+        if delay > 0:  # over the rate cap: read more slowly, TCP pushes back on the producer
+            live.stats.throttled += 1
+            await asyncio.sleep(delay)
+        try:
+            replies = await session.handle(message.get("text"), message.get("bytes"))
+        except Fatal as fatal:
+            await outbox.put(fatal.frame)
+            return fatal.reason
+        for reply in replies:
+            await outbox.put(reply)  # a full outbox stops reading: bounded memory
+
+
+async def _close_after(sender, outbox, ws: WebSocket, reason: str, live: Live) -> None:
+    """Flush what is owed (acks, the error frame), then close with policy violation."""
+    live.stats.policy_closes += 1
+    await outbox.put(_CLOSE)
+    with contextlib.suppress(asyncio.TimeoutError, Exception):
+        await asyncio.wait_for(sender, timeout=5)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(ws.close(code=POLICY_VIOLATION, reason=reason[:120]), 2)
+
+
+async def _send(ws: WebSocket, outbox: asyncio.Queue) -> None:
+    carry = None
+    while True:
+        item, carry = (carry, None) if carry is not None else (await outbox.get(), None)
+        if item is _CLOSE:
+            return
+        if not isinstance(item, PendingAck):
+            await ws.send_text(item)
+            continue
+        try:
+            await item.future
+        except Exception:  # noqa: BLE001 - the commit failed: nothing of it is acked
+            await ws.send_text(error("internal", "store write failed; reconnect and resend"))
+            await ws.close(code=INTERNAL_ERROR)
+            return
+        latest = item.ack
+        while not outbox.empty():
+            nxt = outbox.get_nowait()
+            ready = isinstance(nxt, PendingAck) and nxt.future.done()
+            if not ready or nxt.future.exception() is not None:
+                carry = nxt
+                break
+            latest = nxt.ack
+        await ws.send_text(latest)

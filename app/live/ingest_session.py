@@ -1,0 +1,175 @@
+"""One producer connection's side of app.core.protocol, apart from the socket itself.
+
+``Session.handle`` takes one inbound message and returns what to send back, in order:
+strings (an ack for hello, error frames) and ``PendingAck`` (a record's ack, sent once its
+transaction commits). Nothing invalid is stored: a bad frame gets an error frame and a
+strike; ``max_strikes`` of them, or one fatal error, closes the connection (1008).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from app.core.protocol import (
+    AckFrame,
+    ErrorFrame,
+    HeartbeatFrame,
+    HelloFrame,
+    ProbeRecord,
+    RecordFrame,
+    parse_frame,
+)
+from app.core.topology import Layout, parse_order
+from app.live.services import Live
+from app.live.store import Welcome
+
+
+@dataclass(frozen=True)
+class PendingAck:
+    future: asyncio.Future  # the record's commit
+    ack: str  # the ack frame to send when it resolves
+
+
+class Fatal(Exception):
+    """Close the connection with policy violation (1008) after sending ``frame``."""
+
+    def __init__(self, frame: str, reason: str) -> None:
+        super().__init__(reason)
+        self.frame, self.reason = frame, reason
+
+
+def error(code: str, message: str, fatal: bool = False) -> str:
+    return ErrorFrame(code=code, message=message[:2000], fatal=fatal).model_dump_json()
+
+
+def describe(exc: ValidationError) -> str:
+    """The first few problems by field, never the rejected values themselves."""
+    parts = []
+    for e in exc.errors()[:3]:
+        loc = ".".join(str(x) for x in e.get("loc", ()))
+        parts.append(f"{loc}: {e.get('msg', 'invalid')}" if loc else str(e.get("msg")))
+    more = len(exc.errors()) - 3
+    return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
+
+
+def _wrong_version(text: str) -> bool:
+    """A frame that names a protocol version other than ours (hello.v or record.v)."""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return False
+    if not isinstance(obj, dict):
+        return False
+    inner = obj.get("record") if isinstance(obj.get("record"), dict) else {}
+    versions = [v for v in (obj.get("v"), inner.get("v")) if v is not None]
+    return any(v != 1 for v in versions)
+
+
+class Session:
+    def __init__(self, live: Live) -> None:
+        self.live = live
+        self.hello: HelloFrame | None = None
+        self.layout: Layout | None = None
+        self.strikes = 0
+
+    async def handle(self, text: str | None, data: bytes | None) -> list:
+        self.live.stats.frames += 1
+        if text is None:
+            return self._strike("binary frames are not part of protocol v1; send JSON text")
+        if len(text) > self.live.config.max_frame_bytes:
+            return self._strike(f"frame of {len(text)} bytes exceeds the cap")
+        try:
+            frame = parse_frame(text)
+        except ValidationError as exc:
+            if _wrong_version(text):
+                msg = "this server speaks protocol v1"
+                raise Fatal(error("unsupported_version", msg, fatal=True), msg) from exc
+            return self._strike(describe(exc))
+        except ValueError as exc:
+            return self._strike(str(exc)[:300])
+        if isinstance(frame, HelloFrame):
+            return await self._on_hello(frame)
+        if isinstance(frame, RecordFrame):
+            return self._on_record(frame.record)
+        if isinstance(frame, HeartbeatFrame):
+            return self._on_heartbeat(frame)
+        return self._strike(f"{frame.type} frames go from the server to the probe")
+
+    def _strike(self, message: str) -> list:
+        self.strikes += 1
+        self.live.stats.invalid += 1
+        if self.strikes >= self.live.config.max_strikes:
+            msg = f"{self.strikes} invalid frames: closing ({message})"
+            raise Fatal(error("bad_frame", msg, fatal=True), msg)
+        return [error("bad_frame", message)]
+
+    async def _on_hello(self, hello: HelloFrame) -> list:
+        info = hello.info
+        if hello.rank >= info.world_size:
+            return self._strike(f"rank {hello.rank} outside a world of {info.world_size}")
+        if self.hello is not None and (self.hello.info.run, self.hello.rank) != (
+            info.run,
+            hello.rank,
+        ):
+            return self._strike("one connection speaks for one (run, rank)")
+        try:
+            layout = Layout(info.dp, info.tp, info.pp, parse_order(info.order), info.gpus_per_node)
+        except ValueError as exc:
+            return self._strike(str(exc))
+        now = time.time()
+        welcome: Welcome = await self.live.writer.submit(
+            "hello", info, hello.rank, hello.attempt, now
+        )
+        if welcome.conflict is not None:
+            raise Fatal(error("bad_frame", welcome.conflict, fatal=True), welcome.conflict)
+        first = self.hello is None
+        self.hello, self.layout = hello, layout
+        await self.live.watch(info)
+        if first:
+            restarted = welcome.cursor is not None and hello.attempt > welcome.cursor[0]
+            self.live.liveness.connected(info.run, hello.rank, attempt_restarted=restarted)
+        # Nothing stored: (0, None), so the reporter replays its whole spool, older attempts'
+        # steps before the resume point included.
+        attempt, step = welcome.cursor if welcome.cursor else (0, None)
+        ack = AckFrame(run=info.run, rank=hello.rank, attempt=attempt, step=step)
+        return [ack.model_dump_json()]
+
+    def _on_record(self, rec: ProbeRecord) -> list:
+        problem = self._check(rec)
+        if problem:
+            return self._strike(problem)
+        future = self.live.writer.submit("record", rec, time.time())
+        ack = AckFrame(run=rec.run, rank=rec.rank, attempt=rec.attempt, step=rec.step)
+        return [PendingAck(future, ack.model_dump_json())]
+
+    def _check(self, rec: ProbeRecord) -> str | None:
+        """Cross-checks against this connection's hello: the record must be its rank's."""
+        hello = self.hello
+        if hello is None:
+            return "say hello before sending records"
+        if (rec.run, rec.rank) != (hello.info.run, hello.rank):
+            return f"record for ({rec.run}, {rec.rank}) on a connection of rank {hello.rank}"
+        if rec.attempt > hello.attempt:
+            return f"record of attempt {rec.attempt} after a hello of attempt {hello.attempt}"
+        if rec.step >= hello.info.steps:
+            return f"step {rec.step} beyond the run's {hello.info.steps} steps"
+        c = self.layout.coord(rec.rank)
+        if (c.dp, c.pp, c.tp) != (rec.coord.dp, rec.coord.pp, rec.coord.tp):
+            return f"rank {rec.rank} sits at dp={c.dp} pp={c.pp} tp={c.tp} in this layout"
+        return None
+
+    def _on_heartbeat(self, beat: HeartbeatFrame) -> list:
+        hello = self.hello
+        if hello is None or (beat.run, beat.rank) != (hello.info.run, hello.rank):
+            return self._strike("heartbeat for another (run, rank) than this connection's")
+        self.live.liveness.seen(beat.run, beat.rank)
+        return []
+
+    def closed(self) -> None:
+        if self.hello is not None:
+            self.live.liveness.disconnected(self.hello.info.run, self.hello.rank)

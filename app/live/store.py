@@ -1,0 +1,213 @@
+"""SQLite store of measured runs: ``runs``, ``steps`` (one row per rank-step-attempt) and
+``events`` (the run's lifecycle: hellos, stale and dead ranks, status changes).
+
+A step row keeps the validated record (its timeline events included) as canonical JSON,
+plus the breakdown columns the lists and metrics read. Writes happen on one connection from
+one thread (``app.live.writer``), a batch per transaction; a frame is acknowledged only
+after its transaction commits, and ``synchronous=FULL`` makes a commit survive a crash of
+the process and of the machine. Readers use their own connections: WAL lets them read
+while the writer writes.
+
+Idempotency and resumes (app.core.protocol): the key is (run, rank, step, attempt), so a
+resent record is ignored. A record of attempt a at step s supersedes every row of the same
+rank with a lower attempt at step >= s: the dead attempt's steps after the resume point are
+kept, marked ``superseded``, and never mixed into what is served.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.core.measured import RankBreakdown, breakdown
+from app.core.protocol import ProbeRecord, RunInfo
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+  run TEXT PRIMARY KEY, info TEXT NOT NULL, world INTEGER NOT NULL, steps INTEGER NOT NULL,
+  attempt INTEGER NOT NULL DEFAULT 0, status TEXT NOT NULL DEFAULT 'running',
+  created REAL NOT NULL, updated REAL NOT NULL, last_event REAL, failed_at REAL, reason TEXT
+);
+CREATE TABLE IF NOT EXISTS steps (
+  id INTEGER PRIMARY KEY, run TEXT NOT NULL, rank INTEGER NOT NULL, step INTEGER NOT NULL,
+  attempt INTEGER NOT NULL, superseded INTEGER NOT NULL DEFAULT 0, t0 REAL NOT NULL,
+  step_time_s REAL NOT NULL, compute_s REAL NOT NULL, tp_s REAL NOT NULL, dp_s REAL NOT NULL,
+  pp_wait_s REAL NOT NULL, host_s REAL NOT NULL, loss REAL, mem INTEGER,
+  received REAL NOT NULL, record TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS steps_key ON steps(run, rank, step, attempt);
+CREATE INDEX IF NOT EXISTS steps_current ON steps(run, step, rank) WHERE superseded = 0;
+CREATE TABLE IF NOT EXISTS events (
+  id INTEGER PRIMARY KEY, run TEXT NOT NULL, rank INTEGER, at REAL NOT NULL,
+  kind TEXT NOT NULL, detail TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS events_by_run ON events(run, id);
+"""
+INSERT_STEP = """INSERT OR IGNORE INTO steps (run, rank, step, attempt, superseded, t0,
+  step_time_s, compute_s, tp_s, dp_s, pp_wait_s, host_s, loss, mem, received, record)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+Cursor = tuple[int, int]  # (attempt, step), the protocol's order
+
+
+@dataclass(frozen=True)
+class StepDone:
+    """Every rank of the world has a current record of this step."""
+
+    step: int
+    attempt: int
+    step_time_s: float  # the slowest rank: the step ends when its last rank does
+
+
+@dataclass(frozen=True)
+class Welcome:
+    """The answer to a hello: the rank's stored cursor, or why the run refuses it."""
+
+    cursor: Cursor | None  # None: nothing stored for this rank yet
+    conflict: str | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    stored: bool  # False: a resend of a row we already hold
+    superseded: bool  # stored, but belongs to a dead attempt
+    breakdown: RankBreakdown
+    done: StepDone | None = None
+
+
+def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("PRAGMA busy_timeout=30000")
+    if readonly:
+        conn.execute("PRAGMA query_only=1")
+    return conn
+
+
+def _same_run(old: RunInfo, new: RunInfo) -> str | None:
+    """None when ``new`` continues ``old`` (only the step count may change), else why not."""
+    a, b = old.model_dump(exclude={"steps"}), new.model_dump(exclude={"steps"})
+    diff = [f"{k}: stored {a[k]!r}, hello {b[k]!r}" for k in a if a[k] != b[k]]
+    return "; ".join(diff) or None
+
+
+class Store:
+    """The write side (one thread); ``app.live.store_read.Reader`` is the read side."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.conn = connect(self.path)
+        self.conn.executescript(SCHEMA)
+        self._world: dict[str, int] = {}
+        self._starts: dict[tuple[str, int], dict[int, int]] = {}  # attempt -> first step
+        self._lock = threading.Lock()  # one writer thread; the lock guards misuse
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- transactions ------------------------------------------------------------------------
+    def transaction(self, ops: list[tuple[str, tuple]]) -> list[object]:
+        """Run ``(method, args)`` ops in one transaction; results in order, after commit."""
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                out = [getattr(self, "_" + name)(*args) for name, args in ops]
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                self._starts.clear()  # the cache may hold what the rollback undid
+                raise
+        return out
+
+    # -- operations (inside a transaction) ---------------------------------------------------
+    def _hello(self, info: RunInfo, rank: int, attempt: int, now: float) -> Welcome:
+        """Create or continue the run and return the rank's stored cursor. A conflict is
+        returned, not raised: raising would roll back the other producers' batch."""
+        row = self.conn.execute("SELECT info FROM runs WHERE run = ?", (info.run,)).fetchone()
+        if row is None:
+            self.conn.execute(
+                "INSERT INTO runs (run, info, world, steps, attempt, created, updated)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (info.run, info.model_dump_json(), info.world_size, info.steps, attempt, now, now),
+            )
+        else:
+            why = _same_run(RunInfo.model_validate_json(row[0]), info)
+            if why:
+                return Welcome(None, f"run {info.run!r} exists with another config: {why}")
+            self.conn.execute(
+                "UPDATE runs SET info = ?, steps = MAX(steps, ?), attempt = MAX(attempt, ?),"
+                " updated = ? WHERE run = ?",
+                (info.model_dump_json(), info.steps, attempt, now, info.run),
+            )
+        self._world[info.run] = info.world_size
+        found = self.conn.execute(
+            "SELECT attempt, step FROM steps WHERE run = ? AND rank = ?"
+            " ORDER BY attempt DESC, step DESC LIMIT 1",
+            (info.run, rank),
+        ).fetchone()
+        return Welcome(None if found is None else (found[0], found[1]))
+
+    def _record(self, rec: ProbeRecord, now: float) -> Outcome:
+        # Summarised here, on the writer thread, to keep the event loop free for sockets.
+        b, text = breakdown(rec), rec.model_dump_json(exclude_none=True)
+        starts = self._attempt_starts(rec.run, rec.rank)
+        newer = [s for a, s in starts.items() if a > rec.attempt]
+        superseded = bool(newer) and rec.step >= min(newer)
+        row = (
+            rec.run, rec.rank, rec.step, rec.attempt, int(superseded), rec.t0, b.step_time_s,
+            b.compute_s, b.tp_s, b.dp_s, b.pp_wait_s, b.host_s, rec.loss, rec.mem, now, text,
+        )  # fmt: skip
+        if self.conn.execute(INSERT_STEP, row).rowcount == 0:
+            return Outcome(stored=False, superseded=superseded, breakdown=b)
+        if rec.step < starts.get(rec.attempt, rec.step + 1):
+            starts[rec.attempt] = rec.step
+            self.conn.execute(
+                "UPDATE steps SET superseded = 1 WHERE run = ? AND rank = ? AND attempt < ?"
+                " AND step >= ? AND superseded = 0",
+                (rec.run, rec.rank, rec.attempt, rec.step),
+            )
+        self.conn.execute(
+            "UPDATE runs SET updated = ?, last_event = MAX(COALESCE(last_event, 0), ?)"
+            " WHERE run = ?",
+            (now, rec.t0 + b.step_time_s, rec.run),
+        )
+        done = None if superseded else self._step_done(rec.run, rec.step)
+        return Outcome(stored=True, superseded=superseded, breakdown=b, done=done)
+
+    def _status(self, run: str, status: str, failed_at: float | None, reason: str, now: float):
+        self.conn.execute(
+            "UPDATE runs SET status = ?, failed_at = ?, reason = ?, updated = ? WHERE run = ?",
+            (status, failed_at, reason, now, run),
+        )
+
+    def _event(self, run: str, rank: int | None, kind: str, detail: str, at: float) -> None:
+        self.conn.execute(
+            "INSERT INTO events (run, rank, at, kind, detail) VALUES (?, ?, ?, ?, ?)",
+            (run, rank, at, kind, detail),
+        )
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _attempt_starts(self, run: str, rank: int) -> dict[int, int]:
+        key = (run, rank)
+        if key not in self._starts:
+            rows = self.conn.execute(
+                "SELECT attempt, MIN(step) FROM steps WHERE run = ? AND rank = ? GROUP BY attempt",
+                key,
+            ).fetchall()
+            self._starts[key] = {a: s for a, s in rows}
+        return self._starts[key]
+
+    def _step_done(self, run: str, step: int) -> StepDone | None:
+        world = self._world.get(run)
+        if world is None:
+            row = self.conn.execute("SELECT world FROM runs WHERE run = ?", (run,)).fetchone()
+            world = self._world[run] = row[0] if row else 0
+        n, slowest, attempt = self.conn.execute(
+            "SELECT COUNT(*), MAX(step_time_s), MAX(attempt) FROM steps"
+            " WHERE run = ? AND step = ? AND superseded = 0",
+            (run, step),
+        ).fetchone()
+        return StepDone(step, attempt, slowest) if world and n == world else None

@@ -1,0 +1,159 @@
+"""Read side of the store: one read-only connection per thread (WAL readers never block
+the writer), queries for the HTTP API, the live page and the liveness restart."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from app.live.store import SCHEMA, connect
+
+RUN_COLUMNS = "run, world, steps, attempt, status, created, updated, last_event, failed_at, reason"
+
+
+class Reader:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        boot = connect(self.path)  # a reader may come up before the writer: make the tables
+        boot.executescript(SCHEMA)
+        boot.close()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = connect(self.path, readonly=True)
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+
+    def _rows(self, sql: str, args: tuple = ()) -> list[dict[str, Any]]:
+        cur = self._conn().execute(sql, args)
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+    # -- runs --------------------------------------------------------------------------------
+    def runs(self, limit: int = 500) -> list[dict[str, Any]]:
+        """Newest first, each with its last step and how many rank-steps it holds."""
+        return self._rows(
+            f"SELECT {RUN_COLUMNS}, info,"
+            " (SELECT MAX(step) FROM steps s WHERE s.run = r.run AND superseded = 0) AS last_step,"
+            " (SELECT COUNT(*) FROM steps s WHERE s.run = r.run AND superseded = 0) AS records"
+            " FROM runs r ORDER BY created DESC LIMIT ?",
+            (limit,),
+        )
+
+    def run(self, run: str) -> dict[str, Any] | None:
+        rows = self._rows(f"SELECT {RUN_COLUMNS}, info FROM runs WHERE run = ?", (run,))
+        return rows[0] if rows else None
+
+    def active_runs(self) -> list[dict[str, Any]]:
+        """Runs a restarted server should keep watching: not done and not failed."""
+        return self._rows(
+            f"SELECT {RUN_COLUMNS}, info FROM runs WHERE status IN ('running', 'stale')"
+        )
+
+    def rank_cursors(self, run: str) -> dict[int, tuple[int, int]]:
+        """Per rank, the highest current (attempt, step)."""
+        rows = self._conn().execute(
+            "SELECT rank, MAX(attempt), MAX(step) FROM steps WHERE run = ? AND superseded = 0"
+            " GROUP BY rank",
+            (run,),
+        )
+        return {rank: (attempt, step) for rank, attempt, step in rows}
+
+    def trend(self, run: str, limit: int = 2000) -> list[dict[str, Any]]:
+        """Per step: the slowest rank's step time, how many ranks reported, latest first
+        reversed into step order. Only current (not superseded) rows count."""
+        rows = self._rows(
+            "SELECT step, MAX(step_time_s) AS step_time_s, COUNT(*) AS ranks,"
+            " MAX(attempt) AS attempt, MIN(loss) AS loss FROM steps"
+            " WHERE run = ? AND superseded = 0 GROUP BY step ORDER BY step DESC LIMIT ?",
+            (run, limit),
+        )
+        return rows[::-1]
+
+    def last_step_times(self) -> dict[str, float]:
+        """Per run, the step time of its newest step (slowest rank), for /metrics."""
+        rows = self._conn().execute(
+            "SELECT s.run, MAX(s.step_time_s) FROM steps s JOIN"
+            " (SELECT run, MAX(step) AS step FROM steps WHERE superseded = 0 GROUP BY run) m"
+            " ON s.run = m.run AND s.step = m.step WHERE s.superseded = 0 GROUP BY s.run"
+        )
+        return dict(rows.fetchall())
+
+    def events(self, run: str, limit: int = 200) -> list[dict[str, Any]]:
+        rows = self._rows(
+            "SELECT rank, at, kind, detail FROM events WHERE run = ? ORDER BY id DESC LIMIT ?",
+            (run, limit),
+        )
+        return rows[::-1]
+
+    # -- steps -------------------------------------------------------------------------------
+    def steps(self, run: str, since: int, limit: int) -> tuple[list[dict], int | None]:
+        """Current records with step > since, whole steps only, at most ``limit`` records
+        (one step is returned whole even past the limit). Returns (records, next since)."""
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT step, record FROM steps WHERE run = ? AND superseded = 0 AND step > ?"
+                " ORDER BY step, rank LIMIT ?",
+                (run, since, limit + 1),
+            )
+            .fetchall()
+        )
+        more = len(rows) > limit
+        if more:
+            last = rows[-1][0]
+            whole = [r for r in rows if r[0] != last]
+            rows = whole or self._one_step(run, last)
+        records = [json.loads(text) for _, text in rows]
+        return records, (rows[-1][0] if more and rows else None)
+
+    def _one_step(self, run: str, step: int) -> list[tuple[int, str]]:
+        return (
+            self._conn()
+            .execute(
+                "SELECT step, record FROM steps WHERE run = ? AND superseded = 0 AND step = ?"
+                " ORDER BY rank",
+                (run, step),
+            )
+            .fetchall()
+        )
+
+    def window(self, run: str, first: int, last: int) -> list[str]:
+        """Record JSON of current rows with first <= step <= last, for the analysis."""
+        rows = self._conn().execute(
+            "SELECT record FROM steps WHERE run = ? AND superseded = 0 AND step BETWEEN ? AND ?"
+            " ORDER BY step, rank",
+            (run, first, last),
+        )
+        return [text for (text,) in rows]
+
+    def signature(self, run: str, first: int, last: int) -> tuple:
+        """What the analysis of a window depends on: which (step, rank, attempt) rows."""
+        rows = self._conn().execute(
+            "SELECT step, rank, attempt FROM steps WHERE run = ? AND superseded = 0"
+            " AND step BETWEEN ? AND ? ORDER BY step, rank",
+            (run, first, last),
+        )
+        return tuple(rows.fetchall())
+
+    def superseded(self, run: str) -> int:
+        (n,) = (
+            self._conn()
+            .execute("SELECT COUNT(*) FROM steps WHERE run = ? AND superseded = 1", (run,))
+            .fetchone()
+        )
+        return n

@@ -1,0 +1,112 @@
+// The live page's smaller charts: bubble causes per rank, the rank-grid heatmap, per-action
+// residuals and the step-time trend. Every number comes from the server; these only draw.
+import { bytes, pct, seconds } from "./fmt.js";
+import { CONFIG, whenPlotly } from "./plot.js";
+import { rowLabel } from "./live_timeline.js";
+
+const CAUSE = {
+  compute_s: ["compute", "#4c78a8"],
+  schedule: ["warm-up/cool-down bubble", "#bdbdbd"],
+  pp_peers: ["waiting for PP peers", "#6baed6"],
+  tp: ["TP collectives", "#222222"],
+  dp: ["DP all-reduce", "#f58518"],
+  host: ["unexplained host time", "#e377c2"],
+};
+const TREND_WINDOW = 500; // points kept by extendTraces
+const small = { margin: { l: 60, r: 10, t: 10, b: 60 }, height: 280 };
+
+function table(el, head, rows) {
+  const tr = (cells, tag) => `<tr>${cells.map((c) => `<${tag}>${c}</${tag}>`).join("")}</tr>`;
+  el.innerHTML = tr(head, "th") + rows.map((r) => tr(r, "td")).join("");
+}
+
+export async function drawBubble(div, tableEl, a) {
+  const byRank = new Map(a.rows.map((r) => [r.rank, r]));
+  const per = [...a.bubble.per_rank].sort((p, q) => a.rows.indexOf(byRank.get(p.rank)) - a.rows.indexOf(byRank.get(q.rank)));
+  const labels = per.map((p) => rowLabel(byRank.get(p.rank)));
+  const traces = Object.entries(CAUSE).map(([key, [name, color]]) => ({
+    type: "bar", name, x: labels, y: per.map((p) => p[key]), marker: { color },
+    hovertemplate: `${name}: %{y:.4s}s<extra></extra>`,
+  }));
+  const Plotly = await whenPlotly();
+  await Plotly.react(div, traces, { ...small, barmode: "stack", legend: { orientation: "h", y: -0.35 },
+    yaxis: { title: { text: "seconds" } }, xaxis: { tickangle: -40, tickfont: { size: 10 } } }, CONFIG);
+  const m = a.bubble.mean;
+  table(tableEl, ["mean per rank", "seconds", "of the step"], Object.entries(CAUSE).map(([k, [name]]) =>
+    [name, seconds(m[k]), pct(m.step_time_s > 0 ? m[k] / m.step_time_s : NaN)]));
+  div.dataset.ranks = String(per.length);
+}
+
+export async function drawHeatmap(div, a, metric) {
+  const h = a.heatmap;
+  const z = h.metrics[metric];
+  const fmt = metric === "mem_bytes" ? bytes : metric === "step_time_s" ? seconds : pct;
+  const text = z.map((row, i) => row.map((v, j) => `rank ${h.ranks[i][j]}<br>${v === null ? "—" : fmt(v)}`));
+  const trace = { type: "heatmap", x: h.x, y: h.y, z, text, hoverinfo: "text", texttemplate: "%{text}",
+    colorscale: "YlOrRd", reversescale: true, showscale: true, xgap: 2, ygap: 2 }; // high = red
+  const Plotly = await whenPlotly();
+  await Plotly.react(div, [trace], { ...small, margin: { l: 50, r: 10, t: 10, b: 40 },
+    yaxis: { autorange: "reversed" } }, CONFIG);
+}
+
+export async function drawResiduals(div, tableEl, a) {
+  const acts = a.residuals.actions;
+  const traces = ["F", "B", "W"].map((kind) => {
+    const mine = acts.filter((r) => r.kind === kind);
+    return { type: "scatter", mode: "markers", name: kind, x: mine.map((r) => r.microbatch + 0.08 * r.stage),
+      y: mine.map((r) => r.end_s * 1e3), marker: { size: 6, opacity: 0.7 },
+      customdata: mine.map((r) => [r.rank, r.stage, r.duration_s * 1e3]),
+      hovertemplate: `${kind}%{x:.0f} rank %{customdata[0]} (stage %{customdata[1]})<br>end off by %{y:.2f} ms`
+        + "<br>duration off by %{customdata[2]:.2f} ms<extra></extra>" };
+  }).filter((t) => t.x.length);
+  const Plotly = await whenPlotly();
+  await Plotly.react(div, traces, { ...small, xaxis: { title: { text: "microbatch" } },
+    yaxis: { title: { text: "measured − predicted end (ms)" } } }, CONFIG);
+  // Signed, and float noise below a nanosecond reads as zero.
+  const show = (x) => (Math.abs(x) < 1e-9 ? seconds(0) : `${x < 0 ? "−" : ""}${seconds(Math.abs(x))}`);
+  const rows = Object.entries(a.residuals.by_kind).map(([k, s]) =>
+    [k, String(s.n), show(s.mean_abs_end_s), show(s.max_abs_end_s), show(s.mean_duration_s)]);
+  const p = a.predicted;
+  if (p) rows.push(["step", "", `predicted ${seconds(p.step_time_s)}`, `bubble ${pct(p.bubble_fraction)}`, ""]);
+  table(tableEl, ["kind", "actions", "mean |end|", "max |end|", "mean duration"], rows);
+}
+
+export class Trend {
+  constructor(div) {
+    this.div = div;
+    this.steps = new Set();
+    this.ready = false;
+    this.pending = []; // steps that arrive while the first fetch is in flight
+  }
+
+  async reset(points) {
+    const byStep = new Map(points.map((p) => [p.step, p]));
+    for (const p of this.pending) if (!byStep.has(p.step)) byStep.set(p.step, p);
+    this.pending = [];
+    const all = [...byStep.values()].sort((p, q) => p.step - q.step);
+    this.steps = new Set(all.map((p) => p.step));
+    const recent = all.slice(-TREND_WINDOW);
+    const trace = { type: "scatter", mode: "lines+markers", name: "step time", x: recent.map((p) => p.step),
+      y: recent.map((p) => p.step_time_s), marker: { size: 4 }, line: { color: "#4c78a8" },
+      hovertemplate: "step %{x}: %{y:.4s}s<extra></extra>" };
+    const Plotly = await whenPlotly();
+    await Plotly.react(this.div, [trace], { ...small, margin: { l: 60, r: 10, t: 10, b: 40 },
+      xaxis: { title: { text: "step" } }, yaxis: { title: { text: "seconds (slowest rank)" }, rangemode: "tozero" } }, CONFIG);
+    this.div.dataset.points = String(this.steps.size);
+    this.ready = true;
+  }
+
+  // A newly completed step: appended live in a rolling window (a repeat is ignored here;
+  // a resumed attempt's rewrite arrives through reset()).
+  async add(step, stepTime) {
+    if (!this.ready) {
+      this.pending.push({ step, step_time_s: stepTime });
+      return;
+    }
+    if (this.steps.has(step)) return;
+    this.steps.add(step);
+    const Plotly = await whenPlotly();
+    Plotly.extendTraces(this.div, { x: [[step]], y: [[stepTime]] }, [0], TREND_WINDOW);
+    this.div.dataset.points = String(this.steps.size);
+  }
+}

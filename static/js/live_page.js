@@ -1,0 +1,210 @@
+// /runs/{run}: the live page. Follows the run's feed, keeps a per-step tally of which ranks
+// reported, and draws the server's analysis of the latest (or the chosen) step. The URL is
+// the share link: ?step=S pins a step, no step follows the latest.
+import { seconds } from "./fmt.js";
+import { drawBubble, drawHeatmap, drawResiduals, Trend } from "./live_charts.js";
+import { LiveStream } from "./live_stream.js";
+import { legend, LiveTimeline } from "./live_timeline.js";
+
+const page = JSON.parse(document.getElementById("page-data").textContent);
+const run = page.run;
+const root = document.body;
+const $ = (id) => document.getElementById(id);
+const ANALYSIS_EVERY_MS = 700; // at most this often while following a fast run
+
+const state = {
+  info: page.info, world: 0, attempt: 0, follow: page.step === null, pinned: page.step,
+  steps: new Map(), latest: -1, drawn: null, analysis: null, inflight: false, again: false,
+};
+const timeline = new LiveTimeline($("live-timeline"), $("live-overlay"));
+const trend = new Trend($("trend"));
+
+function setInfo(info, world) {
+  state.info = info;
+  state.world = world ?? 0; // the server's count of ranks in the mesh
+  if (!info) return;
+  $("steps-total").textContent = String(info.steps);
+  const chunks = info.virtual_stages > 1 ? ` · ${info.virtual_stages} chunks` : "";
+  $("run-config").textContent = `dp ${info.dp} × tp ${info.tp} × pp ${info.pp} · ${info.schedule} · `
+    + `${info.microbatches} microbatches${chunks} · ${info.device} · ${info.dtype} · ${info.steps} steps`;
+}
+
+function stepOf(step) {
+  if (!state.steps.has(step)) state.steps.set(step, { ranks: new Set(), count: 0, complete: false, time: null });
+  return state.steps.get(step);
+}
+
+function tally() {
+  let complete = 0, records = 0;
+  for (const s of state.steps.values()) {
+    const n = Math.max(s.count, s.ranks.size);
+    records += n;
+    if (s.complete || (state.world && n >= state.world)) complete += 1;
+  }
+  $("steps-complete").textContent = root.dataset.stepsComplete = String(complete);
+  $("records-seen").textContent = root.dataset.recordsSeen = String(records);
+  const slider = $("step-slider");
+  slider.max = String(Math.max(state.latest, 0));
+  if (state.follow) slider.value = slider.max;
+}
+
+function showStatus(status, reason, failedAt) {
+  const badge = $("run-status");
+  badge.dataset.status = status ?? "";
+  badge.textContent = status ?? "";
+  root.dataset.status = status ?? "";
+  const when = failedAt ? ` (last event ${new Date(failedAt * 1000).toLocaleTimeString()})` : "";
+  $("run-reason").textContent = reason ? reason + when : "";
+}
+
+function eventItem(e) {
+  const li = document.createElement("li");
+  li.textContent = `${new Date(e.at * 1000).toLocaleTimeString()} · ${e.kind}${e.detail && e.detail !== e.kind ? `: ${e.detail}` : ""}`;
+  return li;
+}
+
+function showEvents(events) {
+  $("run-events").replaceChildren(...events.map(eventItem));
+}
+
+// The whole run over HTTP: after every (re)connect and every gap in the feed.
+async function sync() {
+  const res = await fetch(`/api/runs/${encodeURIComponent(run)}`);
+  if (res.status === 404) {
+    showStatus("waiting", "no record of this run yet", null);
+    await trend.reset([]);
+    return;
+  }
+  if (!res.ok) throw new Error(`HTTP ${res.status}`);
+  const data = await res.json();
+  setInfo(data.info, data.world);
+  state.attempt = data.attempt;
+  for (const p of data.trend) {
+    const s = stepOf(p.step);
+    s.count = Math.max(s.count, p.ranks);
+    s.time = p.step_time_s;
+    s.complete = s.complete || p.ranks >= state.world;
+    if (s.complete) state.latest = Math.max(state.latest, p.step);
+  }
+  await trend.reset(data.trend.filter((p) => p.ranks >= state.world));
+  showStatus(data.status, data.reason, data.failed_at);
+  showEvents(data.events);
+  tally();
+  refreshAnalysis();
+}
+
+function onItems(items) {
+  for (const it of items) {
+    if (it.type === "record") {
+      stepOf(it.step).ranks.add(it.rank);
+      $("last-step-time").textContent = seconds(it.step_time_s);
+    } else if (it.type === "step") {
+      const s = stepOf(it.step);
+      s.complete = true;
+      s.time = it.step_time_s;
+      state.latest = Math.max(state.latest, it.step);
+      trend.add(it.step, it.step_time_s);
+      if (state.follow) refreshAnalysis();
+    } else if (it.type === "status") {
+      showStatus(it.status, it.reason, it.failed_at);
+      $("run-events").append(eventItem({ at: Date.now() / 1000, kind: it.status, detail: it.reason }));
+    } else if (it.type === "attempt" && (it.attempt > state.attempt || !state.info)) {
+      state.attempt = it.attempt;
+      stream.resync(); // a resume supersedes steps: the tally and the trend are refetched
+    }
+  }
+  tally();
+}
+
+function wantedStep() {
+  return state.follow ? state.latest : state.pinned;
+}
+
+// One analysis request at a time; a request made meanwhile runs once the current one lands.
+async function refreshAnalysis() {
+  const step = wantedStep();
+  if (step === null || step < 0) return;
+  if (state.inflight) {
+    state.again = true;
+    return;
+  }
+  state.inflight = true;
+  try {
+    const res = await fetch(`/api/runs/${encodeURIComponent(run)}/analysis?step=${step}`);
+    if (res.ok) await draw(await res.json());
+  } finally {
+    setTimeout(() => {
+      state.inflight = false;
+      if (state.again || wantedStep() !== state.drawn) {
+        state.again = false;
+        refreshAnalysis();
+      }
+    }, ANALYSIS_EVERY_MS);
+  }
+}
+
+async function draw(a) {
+  state.analysis = a;
+  state.drawn = a.step;
+  $("drawn-step").textContent = String(a.step);
+  $("ranks-present").textContent = `${a.ranks_present}/${a.world}`;
+  $("measured-pipe").textContent = seconds(a.measured.pipeline_s);
+  $("predicted-pipe").textContent = a.predicted ? seconds(a.predicted.makespan_s) : "—";
+  $("left-out").textContent = a.measured.left_out ? `${a.measured.left_out} short events not drawn` : "";
+  await timeline.draw(a);
+  await drawBubble($("bubble-chart"), $("bubble-table"), a);
+  await drawHeatmap($("heatmap"), a, $("heat-metric").value);
+  await drawResiduals($("residual-chart"), $("residual-table"), a);
+  showAdvice(a.advice);
+  root.dataset.drawnStep = String(a.step);
+}
+
+function showAdvice(lines) {
+  const items = lines.length ? lines.map((l) => l.message) : ["No rule fires for this step."];
+  $("advice").replaceChildren(...items.map((text, i) => {
+    const li = document.createElement("li");
+    li.textContent = text;
+    if (lines[i]) li.dataset.rule = lines[i].rule;
+    return li;
+  }));
+}
+
+function pin(step) {
+  state.follow = step === null;
+  state.pinned = step;
+  $("follow").checked = state.follow;
+  const url = new URL(location.href);
+  if (step === null) url.searchParams.delete("step");
+  else url.searchParams.set("step", String(step));
+  history.replaceState(null, "", url);
+  refreshAnalysis();
+}
+
+function bind() {
+  $("follow").checked = state.follow;
+  $("step-slider").addEventListener("input", (ev) => pin(Number(ev.target.value)));
+  $("follow").addEventListener("change", (ev) => pin(ev.target.checked ? null : state.drawn));
+  $("heat-metric").addEventListener("change", () => state.analysis && drawHeatmap($("heatmap"), state.analysis, $("heat-metric").value));
+  $("copy-link").addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(location.href);
+      $("copy-status").textContent = "link copied";
+    } catch (err) {
+      $("copy-status").textContent = location.href;
+    }
+  });
+  legend($("live-legend"));
+}
+
+const stream = new LiveStream(run, {
+  onItems,
+  onResync: sync,
+  onState: (s, complete) => {
+    root.dataset.stream = s;
+    root.dataset.complete = String(complete);
+    $("stream-state").textContent = complete ? "live · complete" : s === "resync" ? "catching up…" : `${s}…`;
+  },
+});
+setInfo(page.info, page.world);
+bind();
+stream.start();

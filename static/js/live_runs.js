@@ -1,0 +1,45 @@
+// /runs: relative times, then a refresh of the table every few seconds.
+const REFRESH_MS = 5000;
+
+function ago(t) {
+  const s = Math.max(0, Date.now() / 1000 - t);
+  if (s < 90) return `${Math.round(s)} s ago`;
+  if (s < 5400) return `${Math.round(s / 60)} min ago`;
+  return new Date(t * 1000).toLocaleString();
+}
+
+function cell(text, attrs = {}) {
+  const td = document.createElement("td");
+  Object.assign(td, attrs);
+  td.textContent = text;
+  return td;
+}
+
+function row(r) {
+  const tr = document.createElement("tr");
+  tr.dataset.run = r.run;
+  const link = Object.assign(document.createElement("a"), { href: `/runs/${encodeURIComponent(r.run)}`, textContent: r.run });
+  const name = document.createElement("td");
+  name.append(link);
+  const status = document.createElement("td");
+  const badge = Object.assign(document.createElement("span"), { className: "status", textContent: r.status });
+  badge.dataset.status = r.status;
+  status.append(badge);
+  const done = r.last_step === null ? 0 : r.last_step + 1;
+  tr.append(name, status, cell(`dp ${r.dp} × tp ${r.tp} × pp ${r.pp}`), cell(`${r.schedule} · m ${r.microbatches}`),
+    cell(`${done}/${r.steps}`), cell(String(r.world)), cell(ago(r.updated)));
+  return tr;
+}
+
+async function refresh() {
+  try {
+    const res = await fetch("/api/runs");
+    const { runs } = await res.json();
+    if (runs.length) document.querySelector("#runs-table tbody").replaceChildren(...runs.map(row));
+  } catch (err) {
+    // the next refresh tries again
+  }
+}
+
+for (const td of document.querySelectorAll("td.when")) td.textContent = ago(Number(td.dataset.t));
+setInterval(refresh, REFRESH_MS);
