@@ -88,7 +88,9 @@ def bare_url():
         yield url
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API keeps an event loop running on the main
+# thread while it is open, and later tests that call asyncio.run() would fail beside it.
+@pytest.fixture(scope="module")
 def browser():
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
