@@ -1,3 +1,4 @@
+import { drawArrow } from "./arrow.js";
 // The measured timeline of one step: a row per rank (grouped by dp, pp, tp), every timed
 // interval as a bar, the predicted ghost under each row, send -> receive arrows on a canvas.
 import { KIND } from "./palette.js";
@@ -117,16 +118,7 @@ export class LiveTimeline {
       if (a === undefined || b === undefined) continue;
       const down = b > a;
       const [x1, y1, x2, y2] = [x(l.send), y(a + (down ? 0.14 : -0.36)), x(l.recv), y(b + (down ? -0.36 : 0.14))];
-      ctx.beginPath();
-      ctx.moveTo(x1, y1);
-      ctx.lineTo(x2, y2);
-      ctx.stroke();
-      const ang = Math.atan2(y2 - y1, x2 - x1);
-      ctx.beginPath();
-      ctx.moveTo(x2, y2);
-      ctx.lineTo(x2 - 6 * Math.cos(ang - 0.4), y2 - 6 * Math.sin(ang - 0.4));
-      ctx.lineTo(x2 - 6 * Math.cos(ang + 0.4), y2 - 6 * Math.sin(ang + 0.4));
-      ctx.fill();
+      drawArrow(ctx, x1, y1, x2, y2, 6);
       drawn += 1;
     }
     ctx.restore();

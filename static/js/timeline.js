@@ -1,3 +1,4 @@
+import { drawArrow } from "./arrow.js";
 // The pipeline timeline: Plotly bars (one row per pipeline rank, F/B/W and the step's tail),
 // idle shaded as bubble, and an overlay canvas for the cursor and the PP send arrows.
 import { KIND } from "./palette.js";
@@ -180,16 +181,7 @@ export class Timeline {
       const [x2, y2] = [a.x(s.recv), a.y(s.dst_stage + (down ? -0.4 : 0.4))];
       ctx.strokeStyle = ctx.fillStyle = live ? "#222" : "rgba(80,80,80,.28)";
       ctx.lineWidth = live ? 2 : 1;
-      ctx.beginPath();
-      ctx.moveTo(x1, y1);
-      ctx.lineTo(x2, y2);
-      ctx.stroke();
-      const ang = Math.atan2(y2 - y1, x2 - x1);
-      ctx.beginPath();
-      ctx.moveTo(x2, y2);
-      ctx.lineTo(x2 - 7 * Math.cos(ang - 0.4), y2 - 7 * Math.sin(ang - 0.4));
-      ctx.lineTo(x2 - 7 * Math.cos(ang + 0.4), y2 - 7 * Math.sin(ang + 0.4));
-      ctx.fill();
+      drawArrow(ctx, x1, y1, x2, y2, 7);
     }
     return now;
   }
