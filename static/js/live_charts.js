@@ -71,42 +71,68 @@ export async function drawResiduals(div, tableEl, a) {
   table(tableEl, ["kind", "actions", "mean |end|", "max |end|", "mean duration"], rows);
 }
 
+// The step-time trend. Points are merged, never replaced wholesale: a snapshot fetched over
+// HTTP can be older than steps that reached us over the feed while it was in flight, so a
+// snapshot drops only points of an earlier attempt that it no longer lists (superseded by a
+// resume). Draws are serialized: a live step is appended with extendTraces, anything else
+// (a snapshot, a rewritten or out-of-order step) redraws the whole window once.
 export class Trend {
   constructor(div) {
     this.div = div;
-    this.steps = new Set();
-    this.ready = false;
-    this.pending = []; // steps that arrive while the first fetch is in flight
+    this.points = new Map(); // step -> {step_time_s, attempt}
+    this.drawn = null; // the step of the last point on the chart, once drawn
+    this.queue = Promise.resolve();
+    this.full = false; // a full redraw is already queued
   }
 
-  async reset(points) {
-    const byStep = new Map(points.map((p) => [p.step, p]));
-    for (const p of this.pending) if (!byStep.has(p.step)) byStep.set(p.step, p);
-    this.pending = [];
-    const all = [...byStep.values()].sort((p, q) => p.step - q.step);
-    this.steps = new Set(all.map((p) => p.step));
-    const recent = all.slice(-TREND_WINDOW);
-    const trace = { type: "scatter", mode: "lines+markers", name: "step time", x: recent.map((p) => p.step),
-      y: recent.map((p) => p.step_time_s), marker: { size: 4 }, line: { color: "#4c78a8" },
+  reset(points, attempt) {
+    const listed = new Set(points.map((p) => p.step));
+    for (const [step, p] of this.points) if (!listed.has(step) && p.attempt < attempt) this.points.delete(step);
+    for (const p of points) this.merge(p.step, p.step_time_s, p.attempt);
+    return this.redraw();
+  }
+
+  // A newly completed step from the feed.
+  add(step, stepTime, attempt) {
+    const known = this.points.get(step);
+    if (!this.merge(step, stepTime, attempt)) return this.queue;
+    if (known || this.full || this.drawn === null || step < this.drawn) return this.redraw();
+    this.queue = this.queue.then(() => this.extend(step));
+    return this.queue;
+  }
+
+  merge(step, stepTime, attempt) {
+    const known = this.points.get(step);
+    if (known && (known.attempt > attempt || (known.attempt === attempt && known.step_time_s === stepTime))) return false;
+    this.points.set(step, { step_time_s: stepTime, attempt });
+    return true;
+  }
+
+  redraw() {
+    if (this.full) return this.queue;
+    this.full = true;
+    this.queue = this.queue.then(() => this.react());
+    return this.queue;
+  }
+
+  async react() {
+    this.full = false;
+    const recent = [...this.points.keys()].sort((a, b) => a - b).slice(-TREND_WINDOW);
+    const trace = { type: "scatter", mode: "lines+markers", name: "step time", x: recent,
+      y: recent.map((s) => this.points.get(s).step_time_s), marker: { size: 4 }, line: { color: "#4c78a8" },
       hovertemplate: "step %{x}: %{y:.4s}s<extra></extra>" };
     const Plotly = await whenPlotly();
     await Plotly.react(this.div, [trace], { ...small, margin: { l: 60, r: 10, t: 10, b: 40 },
       xaxis: { title: { text: "step" } }, yaxis: { title: { text: "seconds (slowest rank)" }, rangemode: "tozero" } }, CONFIG);
-    this.div.dataset.points = String(this.steps.size);
-    this.ready = true;
+    this.drawn = recent.length ? recent[recent.length - 1] : -1;
+    this.div.dataset.points = String(recent.length);
   }
 
-  // A newly completed step: appended live in a rolling window (a repeat is ignored here;
-  // a resumed attempt's rewrite arrives through reset()).
-  async add(step, stepTime) {
-    if (!this.ready) {
-      this.pending.push({ step, step_time_s: stepTime });
-      return;
-    }
-    if (this.steps.has(step)) return;
-    this.steps.add(step);
+  async extend(step) {
+    if (this.full || (this.drawn !== null && step <= this.drawn)) return; // a queued redraw has it
     const Plotly = await whenPlotly();
-    Plotly.extendTraces(this.div, { x: [[step]], y: [[stepTime]] }, [0], TREND_WINDOW);
-    this.div.dataset.points = String(this.steps.size);
+    Plotly.extendTraces(this.div, { x: [[step]], y: [[this.points.get(step).step_time_s]] }, [0], TREND_WINDOW);
+    this.drawn = step;
+    this.div.dataset.points = String(Math.min(this.points.size, TREND_WINDOW));
   }
 }

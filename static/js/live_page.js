@@ -72,7 +72,7 @@ async function sync() {
   const res = await fetch(`/api/runs/${encodeURIComponent(run)}`);
   if (res.status === 404) {
     showStatus("waiting", "no record of this run yet", null);
-    await trend.reset([]);
+    await trend.reset([], 0);
     return;
   }
   if (!res.ok) throw new Error(`HTTP ${res.status}`);
@@ -86,7 +86,7 @@ async function sync() {
     s.complete = s.complete || p.ranks >= state.world;
     if (s.complete) state.latest = Math.max(state.latest, p.step);
   }
-  await trend.reset(data.trend.filter((p) => p.ranks >= state.world));
+  await trend.reset(data.trend.filter((p) => p.ranks >= state.world), data.attempt);
   showStatus(data.status, data.reason, data.failed_at);
   showEvents(data.events);
   tally();
@@ -103,7 +103,7 @@ function onItems(items) {
       s.complete = true;
       s.time = it.step_time_s;
       state.latest = Math.max(state.latest, it.step);
-      trend.add(it.step, it.step_time_s);
+      trend.add(it.step, it.step_time_s, it.attempt);
       if (state.follow) refreshAnalysis();
     } else if (it.type === "status") {
       showStatus(it.status, it.reason, it.failed_at);

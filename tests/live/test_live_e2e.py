@@ -58,7 +58,10 @@ def test_a_real_probe_run_arrives_whole_and_is_drawn(tmp_path):
             assert timeline.get_attribute("data-rows") == str(WORLD)
             assert timeline.get_attribute("data-ranks-drawn") == str(WORLD)
             assert int(timeline.get_attribute("data-links")) > 0
-            assert page.locator("#trend").get_attribute("data-points") == str(STEPS)
+            # The trend appends asynchronously after the step lands; give it a moment.
+            page.wait_for_function(
+                f"document.getElementById('trend').dataset.points === '{STEPS}'", timeout=10_000
+            )
             assert page.locator("#bubble-chart").get_attribute("data-ranks") == str(WORLD)
             SHOTS.mkdir(exist_ok=True)
             page.screenshot(path=str(SHOTS / "live_e2e.png"), full_page=True)
