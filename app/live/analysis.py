@@ -153,7 +153,9 @@ def advice_json(info: RunInfo, layout: Layout, breakdowns) -> list[dict]:
         microbatches=info.microbatches, pp=info.pp, tp=info.tp, schedule=info.schedule.value,
         tp_crosses_node=layout.crosses_node("tp"),
     )  # fmt: skip
-    return [{"rule": a.rule, "message": a.message} for a in advice.advise(b)]
+    return [
+        {"rule": a.rule, "message": a.message, "message_zh": a.message_zh} for a in advice.advise(b)
+    ]
 
 
 def warm(window: list[ProbeRecord]) -> list[ProbeRecord]:

@@ -1,17 +1,14 @@
 // The live page's smaller charts: bubble causes per rank, the rank-grid heatmap, per-action
 // residuals and the step-time trend. Every number comes from the server; these only draw.
 import { bytes, pct, seconds } from "./fmt.js";
+import { fill, tr } from "./i18n.js";
 import { CONFIG, whenPlotly } from "./plot.js";
 import { rowLabel } from "./live_timeline.js";
 
 const CAUSE = {
-  compute_s: ["compute", "#4c78a8"],
-  schedule: ["warm-up/cool-down bubble", "#bdbdbd"],
-  pp_peers: ["waiting for PP peers", "#6baed6"],
-  tp: ["TP collectives", "#222222"],
-  dp: ["DP all-reduce", "#f58518"],
-  host: ["unexplained host time", "#e377c2"],
+  compute_s: "#4c78a8", schedule: "#bdbdbd", pp_peers: "#6baed6", tp: "#222222", dp: "#f58518", host: "#e377c2",
 };
+const causeName = (key) => tr(`live.cause.${key}`);
 const TREND_WINDOW = 500; // points kept by extendTraces
 const small = { margin: { l: 60, r: 10, t: 10, b: 60 }, height: 280 };
 
@@ -24,16 +21,17 @@ export async function drawBubble(div, tableEl, a) {
   const byRank = new Map(a.rows.map((r) => [r.rank, r]));
   const per = [...a.bubble.per_rank].sort((p, q) => a.rows.indexOf(byRank.get(p.rank)) - a.rows.indexOf(byRank.get(q.rank)));
   const labels = per.map((p) => rowLabel(byRank.get(p.rank)));
-  const traces = Object.entries(CAUSE).map(([key, [name, color]]) => ({
-    type: "bar", name, x: labels, y: per.map((p) => p[key]), marker: { color },
-    hovertemplate: `${name}: %{y:.4s}s<extra></extra>`,
+  const traces = Object.entries(CAUSE).map(([key, color]) => ({
+    type: "bar", name: causeName(key), x: labels, y: per.map((p) => p[key]), marker: { color },
+    hovertemplate: `${causeName(key)}: %{y:.4s}s<extra></extra>`,
   }));
   const Plotly = await whenPlotly();
   await Plotly.react(div, traces, { ...small, barmode: "stack", legend: { orientation: "h", y: -0.35 },
-    yaxis: { title: { text: "seconds" } }, xaxis: { tickangle: -40, tickfont: { size: 10 } } }, CONFIG);
+    yaxis: { title: { text: tr("live.axis.seconds") } }, xaxis: { tickangle: -40, tickfont: { size: 10 } } }, CONFIG);
   const m = a.bubble.mean;
-  table(tableEl, ["mean per rank", "seconds", "of the step"], Object.entries(CAUSE).map(([k, [name]]) =>
-    [name, seconds(m[k]), pct(m.step_time_s > 0 ? m[k] / m.step_time_s : NaN)]));
+  const head = ["live.table.mean_per_rank", "live.table.seconds", "live.table.of_step"].map(tr);
+  table(tableEl, head, Object.keys(CAUSE).map((k) =>
+    [causeName(k), seconds(m[k]), pct(m.step_time_s > 0 ? m[k] / m.step_time_s : NaN)]));
   div.dataset.ranks = String(per.length);
 }
 
@@ -60,15 +58,19 @@ export async function drawResiduals(div, tableEl, a) {
         + "<br>duration off by %{customdata[2]:.2f} ms<extra></extra>" };
   }).filter((t) => t.x.length);
   const Plotly = await whenPlotly();
-  await Plotly.react(div, traces, { ...small, xaxis: { title: { text: "microbatch" } },
-    yaxis: { title: { text: "measured − predicted end (ms)" } } }, CONFIG);
+  await Plotly.react(div, traces, { ...small, xaxis: { title: { text: tr("live.axis.microbatch") } },
+    yaxis: { title: { text: tr("live.axis.residual") } } }, CONFIG);
   // Signed, and float noise below a nanosecond reads as zero.
   const show = (x) => (Math.abs(x) < 1e-9 ? seconds(0) : `${x < 0 ? "−" : ""}${seconds(Math.abs(x))}`);
   const rows = Object.entries(a.residuals.by_kind).map(([k, s]) =>
     [k, String(s.n), show(s.mean_abs_end_s), show(s.max_abs_end_s), show(s.mean_duration_s)]);
   const p = a.predicted;
-  if (p) rows.push(["step", "", `predicted ${seconds(p.step_time_s)}`, `bubble ${pct(p.bubble_fraction)}`, ""]);
-  table(tableEl, ["kind", "actions", "mean |end|", "max |end|", "mean duration"], rows);
+  if (p) {
+    rows.push([tr("live.table.step"), "", fill("live.table.predicted", { time: seconds(p.step_time_s) }),
+      fill("live.table.bubble", { pct: pct(p.bubble_fraction) }), ""]);
+  }
+  const head = ["kind", "actions", "mean_end", "max_end", "mean_duration"].map((k) => tr(`live.table.${k}`));
+  table(tableEl, head, rows);
 }
 
 // The step-time trend. Points are merged, never replaced wholesale: a snapshot fetched over
@@ -123,7 +125,8 @@ export class Trend {
       hovertemplate: "step %{x}: %{y:.4s}s<extra></extra>" };
     const Plotly = await whenPlotly();
     await Plotly.react(this.div, [trace], { ...small, margin: { l: 60, r: 10, t: 10, b: 40 },
-      xaxis: { title: { text: "step" } }, yaxis: { title: { text: "seconds (slowest rank)" }, rangemode: "tozero" } }, CONFIG);
+      xaxis: { title: { text: tr("live.axis.step") } },
+      yaxis: { title: { text: tr("live.axis.slowest") }, rangemode: "tozero" } }, CONFIG);
     this.drawn = recent.length ? recent[recent.length - 1] : -1;
     this.div.dataset.points = String(recent.length);
   }

@@ -2,6 +2,7 @@
 // reported, and draws the server's analysis of the latest (or the chosen) step. The URL is
 // the share link: ?step=S pins a step, no step follows the latest.
 import { seconds } from "./fmt.js";
+import { fill, lang, switchLang, tr, trOr } from "./i18n.js";
 import { drawBubble, drawHeatmap, drawResiduals, Trend } from "./live_charts.js";
 import { LiveStream } from "./live_stream.js";
 import { legend, LiveTimeline } from "./live_timeline.js";
@@ -24,9 +25,12 @@ function setInfo(info, world) {
   state.world = world ?? 0; // the server's count of ranks in the mesh
   if (!info) return;
   $("steps-total").textContent = String(info.steps);
-  const chunks = info.virtual_stages > 1 ? ` · ${info.virtual_stages} chunks` : "";
-  $("run-config").textContent = `dp ${info.dp} × tp ${info.tp} × pp ${info.pp} · ${info.schedule} · `
-    + `${info.microbatches} microbatches${chunks} · ${info.device} · ${info.dtype} · ${info.steps} steps`;
+  $("run-config").textContent = configText(info);
+}
+
+function configText(info) {
+  const chunks = info.virtual_stages > 1 ? fill("live.chunks", { v: info.virtual_stages }) : "";
+  return fill("live.config", { ...info, m: info.microbatches, chunks });
 }
 
 function stepOf(step) {
@@ -51,15 +55,16 @@ function tally() {
 function showStatus(status, reason, failedAt) {
   const badge = $("run-status");
   badge.dataset.status = status ?? "";
-  badge.textContent = status ?? "";
+  badge.textContent = status ? trOr(`live.status.${status}`, status) : "";
   root.dataset.status = status ?? "";
-  const when = failedAt ? ` (last event ${new Date(failedAt * 1000).toLocaleTimeString()})` : "";
+  const when = failedAt ? ` (${fill("live.last_event", { time: new Date(failedAt * 1000).toLocaleTimeString() })})` : "";
   $("run-reason").textContent = reason ? reason + when : "";
 }
 
 function eventItem(e) {
   const li = document.createElement("li");
-  li.textContent = `${new Date(e.at * 1000).toLocaleTimeString()} · ${e.kind}${e.detail && e.detail !== e.kind ? `: ${e.detail}` : ""}`;
+  const kind = trOr(`live.status.${e.kind}`, e.kind);
+  li.textContent = `${new Date(e.at * 1000).toLocaleTimeString()} · ${kind}${e.detail && e.detail !== e.kind ? `: ${e.detail}` : ""}`;
   return li;
 }
 
@@ -71,7 +76,7 @@ function showEvents(events) {
 async function sync() {
   const res = await fetch(`/api/runs/${encodeURIComponent(run)}`);
   if (res.status === 404) {
-    showStatus("waiting", "no record of this run yet", null);
+    showStatus("waiting", tr("live.no_record"), null);
     await trend.reset([], 0);
     return;
   }
@@ -87,6 +92,8 @@ async function sync() {
     if (s.complete) state.latest = Math.max(state.latest, p.step);
   }
   await trend.reset(data.trend.filter((p) => p.ranks >= state.world), data.attempt);
+  const last = data.trend.at(-1); // a reopened link shows the newest step time before any record
+  if (last) $("last-step-time").textContent = seconds(last.step_time_s);
   showStatus(data.status, data.reason, data.failed_at);
   showEvents(data.events);
   tally();
@@ -150,7 +157,7 @@ async function draw(a) {
   $("ranks-present").textContent = `${a.ranks_present}/${a.world}`;
   $("measured-pipe").textContent = seconds(a.measured.pipeline_s);
   $("predicted-pipe").textContent = a.predicted ? seconds(a.predicted.makespan_s) : "—";
-  $("left-out").textContent = a.measured.left_out ? `${a.measured.left_out} short events not drawn` : "";
+  $("left-out").textContent = a.measured.left_out ? fill("live.left_out", { n: a.measured.left_out }) : "";
   await timeline.draw(a);
   await drawBubble($("bubble-chart"), $("bubble-table"), a);
   await drawHeatmap($("heatmap"), a, $("heat-metric").value);
@@ -160,7 +167,8 @@ async function draw(a) {
 }
 
 function showAdvice(lines) {
-  const items = lines.length ? lines.map((l) => l.message) : ["No rule fires for this step."];
+  const message = (l) => (lang === "zh" ? l.message_zh : l.message) ?? l.message;
+  const items = lines.length ? lines.map(message) : [tr("live.advice_none")];
   $("advice").replaceChildren(...items.map((text, i) => {
     const li = document.createElement("li");
     li.textContent = text;
@@ -188,12 +196,13 @@ function bind() {
   $("copy-link").addEventListener("click", async () => {
     try {
       await navigator.clipboard.writeText(location.href);
-      $("copy-status").textContent = "link copied";
+      $("copy-status").textContent = tr("live.copied");
     } catch (err) {
       $("copy-status").textContent = location.href;
     }
   });
   legend($("live-legend"));
+  $("lang-toggle").addEventListener("click", (ev) => switchLang(ev.currentTarget.dataset.to));
 }
 
 const stream = new LiveStream(run, {
@@ -202,7 +211,7 @@ const stream = new LiveStream(run, {
   onState: (s, complete) => {
     root.dataset.stream = s;
     root.dataset.complete = String(complete);
-    $("stream-state").textContent = complete ? "live · complete" : s === "resync" ? "catching up…" : `${s}…`;
+    $("stream-state").textContent = tr(complete ? "live.stream.complete" : `live.stream.${s}`);
   },
 });
 setInfo(page.info, page.world);

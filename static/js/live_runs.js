@@ -1,10 +1,13 @@
 // /runs: relative times, then a refresh of the table every few seconds.
+import { fill, lang, switchLang, trOr } from "./i18n.js";
+
 const REFRESH_MS = 5000;
+const langQuery = lang === "zh" ? "?lang=zh" : "";
 
 function ago(t) {
   const s = Math.max(0, Date.now() / 1000 - t);
-  if (s < 90) return `${Math.round(s)} s ago`;
-  if (s < 5400) return `${Math.round(s / 60)} min ago`;
+  if (s < 90) return fill("live.ago_s", { n: Math.round(s) });
+  if (s < 5400) return fill("live.ago_min", { n: Math.round(s / 60) });
   return new Date(t * 1000).toLocaleString();
 }
 
@@ -18,11 +21,11 @@ function cell(text, attrs = {}) {
 function row(r) {
   const tr = document.createElement("tr");
   tr.dataset.run = r.run;
-  const link = Object.assign(document.createElement("a"), { href: `/runs/${encodeURIComponent(r.run)}`, textContent: r.run });
+  const link = Object.assign(document.createElement("a"), { href: `/runs/${encodeURIComponent(r.run)}${langQuery}`, textContent: r.run });
   const name = document.createElement("td");
   name.append(link);
   const status = document.createElement("td");
-  const badge = Object.assign(document.createElement("span"), { className: "status", textContent: r.status });
+  const badge = Object.assign(document.createElement("span"), { className: "status", textContent: trOr(`live.status.${r.status}`, r.status) });
   badge.dataset.status = r.status;
   status.append(badge);
   const done = r.last_step === null ? 0 : r.last_step + 1;
@@ -43,3 +46,4 @@ async function refresh() {
 
 for (const td of document.querySelectorAll("td.when")) td.textContent = ago(Number(td.dataset.t));
 setInterval(refresh, REFRESH_MS);
+document.getElementById("lang-toggle").addEventListener("click", (ev) => switchLang(ev.currentTarget.dataset.to));

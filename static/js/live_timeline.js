@@ -1,6 +1,7 @@
 import { drawArrow } from "./arrow.js";
 // The measured timeline of one step: a row per rank (grouped by dp, pp, tp), every timed
 // interval as a bar, the predicted ghost under each row, send -> receive arrows on a canvas.
+import { tr } from "./i18n.js";
 import { KIND } from "./palette.js";
 import { CONFIG, whenPlotly } from "./plot.js";
 
@@ -33,7 +34,7 @@ export class LiveTimeline {
     return LAYERS.map(([kind, width, offset]) => {
       const ev = events.filter((e) => e.kind === kind && rowOf.has(e.rank));
       return {
-        type: "bar", orientation: "h", name: kind, meta: kind, width, offset,
+        type: "bar", orientation: "h", name: tr(`live.kind.${kind}`), meta: kind, width, offset,
         base: ev.map((e) => e.start), x: ev.map((e) => Math.max(e.end - e.start, 1e-9)),
         y: ev.map((e) => rowOf.get(e.rank)), marker: { color: LIVE_KIND[kind] },
         customdata: ev.map((e) => [e.rank, e.microbatch ?? "", ms(e.start), ms(e.end)]),
@@ -58,10 +59,10 @@ export class LiveTimeline {
       }
     });
     return [{
-      type: "bar", orientation: "h", name: "predicted", meta: "predicted", base, x, y,
+      type: "bar", orientation: "h", name: tr("live.predicted"), meta: "predicted", base, x, y,
       width: GHOST.width, offset: GHOST.offset, text, textposition: "none",
       marker: { color: "rgba(90,90,90,.35)", line: { color: "rgba(60,60,60,.6)", width: 0.5 } },
-      hovertemplate: "predicted %{text}<extra></extra>",
+      hovertemplate: `${tr("live.predicted")} %{text}<extra></extra>`,
     }];
   }
 
@@ -76,7 +77,7 @@ export class LiveTimeline {
     const layout = {
       barmode: "overlay", height: Math.min(900, 90 + rows.length * 30), hovermode: "closest",
       margin: { l: 118, r: 12, t: 10, b: 40 }, showlegend: false,
-      xaxis: { title: { text: "seconds from the step's start" }, range: [0, end * 1.01 || 1], zeroline: false },
+      xaxis: { title: { text: tr("live.axis.step_start") }, range: [0, end * 1.01 || 1], zeroline: false },
       yaxis: { tickvals: rows.map((_, i) => i), ticktext: rows.map(rowLabel),
         range: [rows.length - 0.5, -0.5], fixedrange: true, tickfont: { size: 11 } },
     };
@@ -127,10 +128,9 @@ export class LiveTimeline {
 }
 
 export function legend(box) {
-  const names = { F: "forward", B: "backward", W: "weight grad", tp: "TP all-reduce", pp_recv: "waiting for input",
-    pp_send: "send in flight", dp: "DP all-reduce", optim: "optimizer" };
   box.replaceChildren();
-  for (const [k, label] of Object.entries(names)) {
+  for (const k of ["F", "B", "W", "tp", "pp_recv", "pp_send", "dp", "optim"]) {
+    const label = tr(`live.kind.${k}`);
     const item = document.createElement("span");
     const sw = document.createElement("i");
     sw.style.background = LIVE_KIND[k];
@@ -140,6 +140,6 @@ export function legend(box) {
   const ghost = document.createElement("span");
   const sw = document.createElement("i");
   sw.style.background = "rgba(90,90,90,.35)";
-  ghost.append(sw, "predicted (ghost)");
+  ghost.append(sw, tr("live.ghost"));
   box.append(ghost);
 }

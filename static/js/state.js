@@ -2,17 +2,15 @@
 // parameter that differs from its default, plus the view's own state (rank, t, lang, ...).
 // The page starts from the JSON the server embedded, so the first picture needs no fetch.
 
+import { tr } from "./i18n.js";
+
+export { tr };
+
 const data = JSON.parse(document.getElementById("page-data").textContent);
 
 export const page = data.page;
 export const defaults = data.defaults;
 export const viewKeys = new Set(data.view_keys);
-const strings = data.strings;
-
-// tr(key): this page's language; an unknown key shows itself so a gap is visible.
-export function tr(key) {
-  return strings[key] ?? key;
-}
 
 export function initial() {
   return { model: data.model, extra: data.extra, errors: data.errors, state: data.state };

@@ -87,3 +87,23 @@ def test_the_pages_render_and_load_nothing_from_outside(client):
     for html in (listing.text, page.text):
         srcs = re.findall(r'(?:src|href)="([^"]+)"', html)
         assert all(s.startswith("/") for s in srcs), srcs
+
+
+def test_live_pages_speak_chinese_and_refuse_an_unknown_language(client):
+    from app import i18n
+
+    _seed(client, "zh-run", steps=2, dp=1)
+    zh, en = i18n.strings("zh"), i18n.strings("en")
+    for path in ("/runs/zh-run?lang=zh", "/runs?lang=zh"):
+        page = client.get(path)
+        assert page.status_code == 200
+        assert '<html lang="zh-CN">' in page.text
+        assert zh["nav.runs"] in page.text
+    live = client.get("/runs/zh-run?lang=zh").text
+    for key in ("live.where", "live.trend", "live.advice", "live.metric.idle_frac"):
+        assert zh[key] in live and en[key] not in live, key
+    assert "dp 1 × tp 1 × pp 2 · 1f1b · 4 个微批次" in live  # the config line, server-rendered
+    assert en["live.where"] in client.get("/runs/zh-run").text
+    bad = client.get("/runs/zh-run?lang=fr")
+    assert bad.status_code == 422
+    assert bad.json()["detail"][0]["loc"] == ["query", "lang"]

@@ -65,6 +65,13 @@ def test_a_real_probe_run_arrives_whole_and_is_drawn(tmp_path):
             assert page.locator("#bubble-chart").get_attribute("data-ranks") == str(WORLD)
             SHOTS.mkdir(exist_ok=True)
             page.screenshot(path=str(SHOTS / "live_e2e.png"), full_page=True)
+            # The same run in Chinese: the toggle keeps the URL, the drawn tables switch too.
+            page.click("#lang-toggle")
+            page.wait_for_function("document.body.dataset.drawnStep === '5'", timeout=30_000)
+            assert "lang=zh" in page.url
+            assert "每个 GPU 的平均" in page.locator("#bubble-table").inner_text()
+            assert "前向" in page.locator("#live-legend").inner_text()
+            page.screenshot(path=str(SHOTS / "live_e2e_zh.png"), full_page=True)
             browser.close()
         stored = get_json(server.base, f"/api/runs/{RUN}/steps?limit=1000")["records"]
         status = get_json(server.base, f"/api/runs/{RUN}")
