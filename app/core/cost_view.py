@@ -49,14 +49,15 @@ def predict(
     rank_params = max(st.params for st in stages)
     comm = costs_time.step_comm_bytes(m, t, layout, s.chunks, rank_params)
     dp_s = costs_time.dp_seconds(comm["dp_bytes"], hw, layout)
-    optim_s = costs_time.optimizer_seconds(rank_params, t, s.dp, hw)
+    optim_s = 0.0 if t.forward_only else costs_time.optimizer_seconds(rank_params, t, s.dp, hw)
     step_s = timeline.makespan + dp_s + optim_s
     batch = s.micro_batch_size * s.microbatches * s.dp
-    flops = costs.model_flops(m, batch)
+    flops, hw_flops = costs.model_flops(m, batch), costs.hardware_flops(m, batch, t.recompute)
+    if t.forward_only:  # model_flops is 3x the forward (backward = 2x forward): keep the forward
+        flops = hw_flops = flops / 3.0
     capacity = hw.hbm_gib * GIB
     memory = _memory_json(stages, capacity)
-    passes = 3 if t.recompute == "full" else 2
-    tp_step_s = tp_pass * passes * s.microbatches * s.chunks
+    tp_step_s = tp_pass * t.passes * s.microbatches * s.chunks
     links = costs_time.links_of(layout)
     breakdown = Breakdown(
         step_s=step_s,
@@ -78,7 +79,7 @@ def predict(
             "params_total": costs.total_params(m),
             "global_batch": batch,
             "model_flops_per_iteration": flops,
-            "hardware_flops_per_iteration": costs.hardware_flops(m, batch, t.recompute),
+            "hardware_flops_per_iteration": hw_flops,
         },
         "comm": {**comm, "links": asdict(links)},
         "breakdown": {

@@ -22,6 +22,14 @@ class Training:
     zero: int = 0
     recompute: Literal["none", "selective", "full"] = "none"
     sequence_parallel: bool = False
+    forward_only: bool = False  # the seed's naive demo: no backward, no gradients, no update
+
+    @property
+    def passes(self) -> int:
+        """Layer passes per micro-batch: forward, backward, and full recompute's second forward."""
+        if self.forward_only:
+            return 1
+        return 3 if self.recompute == "full" else 2
 
 
 @dataclass(frozen=True)

@@ -66,12 +66,12 @@ def step_comm_bytes(
     """Bytes one rank sends per step on each axis."""
     layers = max(layers_per_chunk(m, layout.pp, chunks, st) for st in range(layout.pp))
     work = t.microbatches * chunks * layers  # the busiest rank's layer passes
-    passes = 3 if t.recompute == "full" else 2  # forward, backward, and the recomputed forward
-    tp_b = work * passes * tp_bytes_per_layer_pass(m, t, layout.tp) if layout.tp > 1 else 0.0
+    tp_b = work * t.passes * tp_bytes_per_layer_pass(m, t, layout.tp) if layout.tp > 1 else 0.0
     # Each micro-batch crosses each of the rank's chunk boundaries forward and backward.
-    pp_b = 2.0 * t.microbatches * chunks * activation_message_bytes(m, t, layout.tp)
+    crossings = 1.0 if t.forward_only else 2.0
+    pp_b = crossings * t.microbatches * chunks * activation_message_bytes(m, t, layout.tp)
     pp_b = pp_b if layout.pp > 1 else 0.0
-    grad = rank_params * DTYPE_BYTES[t.dtype]
+    grad = 0.0 if t.forward_only else rank_params * DTYPE_BYTES[t.dtype]
     # Rajbhandari et al. 2020 §7: ZeRO-1/2 move 2Ψ like all-reduce; ZeRO-3 adds a parameter
     # all-gather in backward, 3Ψ in all.
     dp_factor = ring_factor(layout.dp) * (1.5 if t.zero >= 3 else 1.0)
@@ -139,7 +139,7 @@ def stage_durations(
 
 
 def dp_seconds(dp_bytes: float, hw: HardwareSpec, layout: Layout) -> float:
-    if layout.dp == 1:
+    if layout.dp == 1 or dp_bytes == 0:  # nothing to reduce (one replica, or no gradients)
         return 0.0
     return dp_bytes / bandwidth_bps(hw, links_of(layout).dp) + COLLECTIVE_LATENCY_S
 

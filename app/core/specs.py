@@ -7,6 +7,7 @@ from dataclasses import replace
 from app.core.costs import Training
 from app.core.presets import HARDWARE, MODELS, HardwareSpec, ModelSpec
 from app.core.scenario import Scenario, ScenarioError
+from app.core.schedules import FORWARD_ONLY
 
 _MODEL_FIELDS = ("layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden")
 _HW_FIELDS = ("peak_tflops", "hbm_gib", "intra_gbps", "inter_gbps")
@@ -43,6 +44,7 @@ def training_of(s: Scenario) -> Training:
         zero=s.zero,
         recompute=s.recompute,
         sequence_parallel=s.sequence_parallel,
+        forward_only=s.schedule in FORWARD_ONLY,
     )
 
 

@@ -112,3 +112,24 @@ def test_selective_recompute_lengthens_the_backward_only():
     full = costs_time.stage_durations(m, hw, Training(recompute="full"), layout, 1, 7)[0][0]
     assert none.f == sel.f == full.f
     assert none.b < sel.b < full.b and full.b == pytest.approx(none.b + none.f)
+
+
+def test_a_forward_only_step_costs_a_forward_and_nothing_after_it():
+    from app.core.evaluate import evaluate
+    from app.core.scenario import Scenario
+
+    base = dict(dp=2, tp=2, pp=4, microbatches=8, model="megatron-1.7b", recompute="full")
+    naive = evaluate(Scenario(schedule="naive", **base))
+    train = evaluate(Scenario(schedule="1f1b", **base))
+    # Training FLOPs are 3 forwards (backward = 2x forward); naive runs only the forward.
+    assert naive["compute"]["model_flops_per_iteration"] == pytest.approx(
+        train["compute"]["model_flops_per_iteration"] / 3
+    )
+    assert naive["compute"]["hardware_flops_per_iteration"] == pytest.approx(
+        naive["compute"]["model_flops_per_iteration"]
+    )
+    assert naive["comm"]["dp_bytes"] == 0 and naive["breakdown"]["dp_s"] == 0
+    assert naive["breakdown"]["optimizer_s"] == 0 and naive["timeline"]["tail"] == []
+    assert naive["comm"]["pp_bytes"] == pytest.approx(train["comm"]["pp_bytes"] / 2)
+    assert naive["comm"]["tp_bytes"] == pytest.approx(train["comm"]["tp_bytes"] / 3)
+    assert 0 < naive["mfu"] < 1
