@@ -131,18 +131,29 @@ def _simulated(c: Candidate, model: str, hardware: str, batch: int) -> dict[str,
             "bubble_fraction": cost.timeline.bubble_fraction}  # fmt: skip
 
 
-def _reason(view: dict[str, Any], best: float, rank: int) -> str:
-    br, step = view["breakdown"], view["step_time_s"]
-    parts = [
-        f"bubble {view['bubble_fraction']:.0%}",
-        f"TP comm {br['tp_s'] / step:.0%}",
-        f"DP all-reduce {br['dp_s'] / step:.0%}",
-        f"memory {view['memory']['peak_bytes'] / view['memory']['capacity_bytes']:.0%} of HBM",
-    ]
-    lead = "fastest that fits" if rank == 0 else f"{view['tokens_per_s'] / best:.0%} of the best"
-    if not view["memory"]["fits"]:
-        lead = "does not fit in memory"
-    return f"{lead}: " + ", ".join(parts)
+def _why(view: dict[str, Any], best: float, rank: int) -> dict[str, Any]:
+    """Why a row wins or loses, as numbers a page can word in any language."""
+    br, step, mem = view["breakdown"], view["step_time_s"], view["memory"]
+    lead = "fastest" if rank == 0 else "of_best"
+    return {
+        "lead": lead if mem["fits"] else "misfit",
+        "of_best": view["tokens_per_s"] / best,
+        "bubble": view["bubble_fraction"],
+        "tp_share": br["tp_s"] / step,
+        "dp_share": br["dp_s"] / step,
+        "memory": mem["peak_bytes"] / mem["capacity_bytes"],
+    }
+
+
+def reason_text(why: dict[str, Any]) -> str:
+    """The English sentence of a row's why."""
+    lead = {"fastest": "fastest that fits", "misfit": "does not fit in memory"}.get(
+        why["lead"], f"{why['of_best']:.0%} of the best"
+    )
+    return (
+        f"{lead}: bubble {why['bubble']:.0%}, TP comm {why['tp_share']:.0%}, "
+        f"DP all-reduce {why['dp_share']:.0%}, memory {why['memory']:.0%} of HBM"
+    )
 
 
 def plan(model: str, hardware: str, gpus: int, global_batch: int, top: int = 10) -> dict[str, Any]:
@@ -158,7 +169,7 @@ def plan(model: str, hardware: str, gpus: int, global_batch: int, top: int = 10)
     views.sort(key=lambda x: -x[0]["tokens_per_s"])
     views = views[:top]
     best = views[0][0]["tokens_per_s"] if views else 1.0
-    rows = [_row(v, _reason(v, best, i)) for i, (v, _) in enumerate(views)]
+    rows = [_row(v, _why(v, best, i)) for i, (v, _) in enumerate(views)]
     closest = [_simulated(c, model, hardware, global_batch) for _, c in misfits[:3]]
     return {
         "model": model,
@@ -168,11 +179,11 @@ def plan(model: str, hardware: str, gpus: int, global_batch: int, top: int = 10)
         "searched": len(pool),
         "fitting": len(fitting),
         "results": rows,
-        "not_fitting": [_row(v, _reason(v, best, -1)) for v in closest],
+        "not_fitting": [_row(v, _why(v, best, -1)) for v in closest],
     }
 
 
-def _row(view: dict[str, Any], reason: str) -> dict[str, Any]:
+def _row(view: dict[str, Any], why: dict[str, Any]) -> dict[str, Any]:
     return {
         "query": view["query"],
         "dp": view["scenario"]["dp"],
@@ -189,5 +200,6 @@ def _row(view: dict[str, Any], reason: str) -> dict[str, Any]:
         "step_time_s": view["step_time_s"],
         "peak_bytes": view["memory"]["peak_bytes"],
         "fits": view["memory"]["fits"],
-        "reason": reason,
+        "why": why,
+        "reason": reason_text(why),
     }

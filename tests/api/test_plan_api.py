@@ -19,12 +19,22 @@ def test_plan_results_are_valid_fitting_and_sorted(client):
         assert again["tokens_per_s"] == pytest.approx(r["tokens_per_s"])
         Scenario(**r["query"])  # every row is a shareable scenario link
     assert rows[0]["reason"].startswith("fastest that fits")
+    # The why is the row's own numbers, so a page can word it in any language.
+    assert [r["why"]["lead"] for r in rows] == ["fastest"] + ["of_best"] * (len(rows) - 1)
+    for r in rows:
+        why, again = r["why"], client.get("/api/scenario", params=r["query"]).json()
+        assert why["of_best"] == pytest.approx(r["tokens_per_s"] / speeds[0])
+        assert why["memory"] == pytest.approx(r["peak_bytes"] / again["memory"]["capacity_bytes"])
+        assert why["tp_share"] == pytest.approx(again["breakdown"]["tp_s"] / r["step_time_s"])
+        assert f"memory {why['memory']:.0%} of HBM" in r["reason"]
 
 
 def test_a_model_that_fits_nowhere_returns_no_results_but_says_why(client):
     body = client.get("/api/plan?model=gpt3-175b&hardware=a100-80g&gpus=8&global_batch=8").json()
     assert body["results"] == []
     assert body["not_fitting"] and "does not fit" in body["not_fitting"][0]["reason"]
+    assert {r["why"]["lead"] for r in body["not_fitting"]} == {"misfit"}
+    assert all(r["why"]["memory"] > 1 for r in body["not_fitting"])
 
 
 @pytest.mark.parametrize(
