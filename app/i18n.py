@@ -7,7 +7,7 @@ key has both languages and that the zh page shows no English label.
 
 from __future__ import annotations
 
-from app import i18n_live, i18n_teaching
+from app import i18n_compare, i18n_live, i18n_teaching, i18n_trend
 
 LANGS = ("en", "zh")
 
@@ -167,7 +167,14 @@ FIELDS: dict[str, tuple[str, str]] = {
     "field.lang": ("language", "语言"),
 }
 
-STRINGS: dict[str, tuple[str, str]] = {**UI, **FIELDS, **i18n_teaching.TEACHING, **i18n_live.LIVE}
+STRINGS: dict[str, tuple[str, str]] = {
+    **UI,
+    **FIELDS,
+    **i18n_teaching.TEACHING,
+    **i18n_compare.COMPARE,
+    **i18n_live.LIVE,
+    **i18n_trend.TREND,
+}
 
 
 def strings(lang: str) -> dict[str, str]:

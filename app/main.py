@@ -10,15 +10,18 @@ from fastapi import FastAPI
 from app import errors
 from app.api import (
     assets,
+    compare,
     health,
     ingest,
     metrics,
     pages,
     plan,
+    plan_page,
     run_pages,
     runs,
     scenario,
     trace,
+    trend,
     viewers,
     views,
 )
@@ -51,6 +54,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(scenario.router)
     app.include_router(plan.router)
+    app.include_router(trend.router)
     app.include_router(views.router)
     app.include_router(trace.router)
     app.include_router(runs.router)
@@ -58,6 +62,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(ingest.router)
     app.include_router(viewers.router)
     assets.install(app)
+    app.include_router(compare.make_router())
     app.include_router(pages.make_router())
+    app.include_router(trend.make_page_router())
+    app.include_router(plan_page.make_router())
     app.include_router(run_pages.make_router())
     return app

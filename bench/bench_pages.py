@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.main import create_app  # noqa: E402
 from app.settings import Settings  # noqa: E402
+from tests import asset_budget  # noqa: E402
 from tests.browser.conftest import ARGS, CHROMIUM, ServerThread  # noqa: E402
 
 WORLDS = {8: "dp=2&tp=2&pp=2", 1024: "dp=16&tp=8&pp=8", 16384: "dp=256&tp=8&pp=8"}
@@ -47,9 +48,19 @@ def first_draw_ms(base: str, runs: int = 3) -> dict[int, float]:
     return out
 
 
+PAGES = ("/", "/flow", "/compare", "/trend", "/plan", "/runs", "/runs/any")
+
+
 def own_bytes() -> int:
     files = [*ROOT.glob("static/js/*.js"), *ROOT.glob("static/css/*.css")]
     return sum(f.stat().st_size for f in files)
+
+
+def page_bytes(base: str) -> dict[str, int]:
+    """Our JS+CSS each page loads: its modules, their imports, its stylesheets."""
+    import httpx
+
+    return {p: asset_budget.page_bytes(httpx.get(base + p, timeout=30).text) for p in PAGES}
 
 
 async def _latency(base: str, clients: int, requests: int, budget_s: float) -> list[float]:
@@ -88,11 +99,14 @@ def main() -> None:
     args = ap.parse_args()
     with ServerThread(create_app(Settings())) as base:
         draws = first_draw_ms(base)
+        per_page = page_bytes(base)
         lat = asyncio.run(_latency(base, args.clients, args.requests, args.budget_s))
     print("time to first drawn overview (headless Chromium, median of 3):")
     for world, ms in draws.items():
         print(f"  {world:>6} ranks  {ms:8.0f} ms")
-    print(f"own JS+CSS: {own_bytes():,} bytes (limit 100,000; Plotly excluded)")
+    print(f"own JS+CSS, all files: {own_bytes():,} bytes; what each page loads (limit 100,000):")
+    for path, size in per_page.items():
+        print(f"  {path:<10} {size:>8,} bytes")
     print(
         f"/api/scenario 1024 GPUs, {args.clients} clients, {len(lat)} requests: "
         f"p50 {pct(lat, 0.5) * 1e3:.0f} ms  p99 {pct(lat, 0.99) * 1e3:.0f} ms"

@@ -7,7 +7,6 @@ anyway, with the reason beside the control to change, and status 422 (never a 50
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Annotated, Any
 from urllib.parse import urlencode
@@ -19,6 +18,7 @@ from pydantic import ValidationError
 
 from app import i18n
 from app.api import controls
+from app.api.page_data import errors_by_field, json_for_script
 from app.core import flow, orders
 from app.core.evaluate import evaluate
 from app.core.scenario import Scenario, ScenarioError
@@ -37,21 +37,6 @@ def get_evaluator() -> Evaluator:
 EvaluatorDep = Annotated[Evaluator, Depends(get_evaluator)]
 
 
-def _field_of(loc: tuple | list) -> str:
-    parts = [str(p) for p in loc if p not in ("query", "__root__")]
-    return parts[0] if parts else "query"
-
-
-def _errors_of(exc: ValidationError) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for e in exc.errors():
-        msg = str(e.get("msg", "invalid value"))
-        if e.get("type") == "extra_forbidden":
-            msg = "unknown parameter"
-        out.setdefault(_field_of(e.get("loc", ())), msg)
-    return out
-
-
 def parse(params: dict[str, str]) -> tuple[Scenario | None, controls.ViewState, dict[str, str]]:
     """Split the query into scenario and view state; collect every problem by field."""
     view_raw = {k: v for k, v in params.items() if k in controls.VIEW_KEYS}
@@ -60,20 +45,15 @@ def parse(params: dict[str, str]) -> tuple[Scenario | None, controls.ViewState, 
     try:
         view = controls.ViewState.model_validate(view_raw)
     except ValidationError as exc:
-        errors.update(_errors_of(exc))
+        errors.update(errors_by_field(exc))
         good = {k: v for k, v in view_raw.items() if k not in errors}
         view = controls.ViewState.model_validate(good)
     try:
         scenario = Scenario.model_validate(scen_raw)
     except ValidationError as exc:
-        errors.update(_errors_of(exc))
+        errors.update(errors_by_field(exc))
         scenario = None
     return scenario, view, errors
-
-
-def _json_for_script(data: Any) -> str:
-    # "<" escaped so no value can close the <script> element it is embedded in.
-    return json.dumps(data, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
 
 
 def build_view(
@@ -140,7 +120,7 @@ def make_router() -> APIRouter:
             "model": data["model"],
             "query": urlencode(params),
             "scenario_query": urlencode(scenario_params),
-            "page_json": _json_for_script(data),
+            "page_json": json_for_script(data),
             "plotly_url": request.app.state.plotly_url,
         }
         status = 422 if errors else 200

@@ -12,16 +12,12 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from app import i18n
+from app.api.page_data import json_for_script
 from app.core.protocol import MAX_STEP, RUN_NAME_PATTERN
 from app.paths import asset_dir
 
 RunName = Annotated[str, Path(pattern=RUN_NAME_PATTERN, max_length=64)]
 Lang = Annotated[Literal["en", "zh"], Query(description="page language")]
-
-
-def _json_for_script(data: Any) -> str:
-    # "<" escaped so no value can close the <script> element it sits in.
-    return json.dumps(data, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
 
 
 def make_router() -> APIRouter:
@@ -54,7 +50,7 @@ def make_router() -> APIRouter:
         context = {
             "runs": rows,
             "plotly_url": request.app.state.plotly_url,
-            "page_json": _json_for_script({"strings": words["strings"]}),
+            "page_json": json_for_script({"strings": words["strings"]}),
             **words,
         }
         return templates.TemplateResponse(request, "runs.html", context)
@@ -82,7 +78,7 @@ def make_router() -> APIRouter:
             "info": info,
             "found": row is not None,
             "config": config_line(info, lang),
-            "page_json": _json_for_script(data),
+            "page_json": json_for_script(data),
             "plotly_url": request.app.state.plotly_url,
             **words,
         }

@@ -60,8 +60,11 @@ export function showErrors(errors) {
 export function updateLinks() {
   const qs = new URLSearchParams(params()).toString();
   const sq = scenarioQuery();
-  const hrefs = { overview: `/?${qs}`, flow: `/flow?${qs}`, api: `/api/scenario?${sq}` };
-  for (const a of document.querySelectorAll("[data-nav]")) a.href = hrefs[a.dataset.nav];
+  // The comparison takes the current scenario as the factory preset's base.
+  const cq = [sq && `preset=factory&${sq}`, params().lang === "zh" && "lang=zh"].filter(Boolean);
+  const hrefs = { overview: `/?${qs}`, flow: `/flow?${qs}`, api: `/api/scenario?${sq}`,
+    compare: `/compare?${cq.join("&")}`, trend: `/trend?${qs}` };
+  for (const a of document.querySelectorAll("[data-nav]")) if (hrefs[a.dataset.nav]) a.href = hrefs[a.dataset.nav];
   const trace = document.getElementById("export-trace");
   if (trace) trace.href = `/api/trace?${sq}`;
 }

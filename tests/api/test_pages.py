@@ -140,9 +140,20 @@ def test_nothing_in_templates_or_static_points_off_the_server():
         assert not re.search(r"""(fetch|import)\s*\(\s*["'`]https?:""", text)
 
 
-def test_our_own_js_and_css_stay_under_100_kb():
-    total = sum(p.stat().st_size for p in ROOT.glob("static/**/*") if p.suffix in (".js", ".css"))
-    assert total < 100_000, total
+PAGES = ("/", "/flow", "/compare", "/trend", "/plan", "/runs", "/runs/some-run")
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_each_page_loads_under_100_kb_of_our_own_js_and_css(client, path):
+    from asset_budget import page_files
+
+    page = client.get(path)
+    assert page.status_code == 200
+    files = page_files(page.text)
+    assert any(f.suffix == ".js" for f in files) and any(f.suffix == ".css" for f in files)
+    assert all(f.exists() for f in files)  # every import resolves to a file we ship
+    total = sum(f.stat().st_size for f in files)
+    assert total < 100_000, (total, sorted(f.name for f in files))
 
 
 def test_every_string_exists_in_both_languages():
@@ -185,3 +196,18 @@ def test_pages_do_not_depend_on_cost_keys_but_carry_them_when_present(client):
     # Whatever the core adds (memory, comm, advice...) reaches the page unchanged.
     data = page_data(client.get("/").text)
     assert data["model"] == evaluate(Scenario())
+
+
+@pytest.mark.parametrize("path", PAGES)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_page_links_to_every_view_and_each_link_opens(client, path, lang):
+    page = client.get(f"{path}?lang={lang}")
+    nav = re.search(r"<nav>(.*?)</nav>", page.text, re.S).group(1)
+    hrefs = [h.replace("&amp;", "&") for h in re.findall(r'href="([^"]+)"', nav)]
+    targets = {h.split("?")[0] for h in hrefs}
+    assert {"/", "/flow", "/compare", "/trend", "/plan", "/runs"} <= targets, hrefs
+    for href in hrefs:
+        opened = client.get(href)
+        assert opened.status_code == 200, href
+        if lang == "zh" and not href.startswith("/api/"):
+            assert '<html lang="zh-CN">' in opened.text, href  # the language travels along

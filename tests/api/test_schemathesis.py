@@ -35,3 +35,9 @@ def test_no_server_errors(case):
 @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 def test_the_planner_never_errors(case):
     _check(case)
+
+
+@schema.include(path_regex="^/api/(compare|sweep)$").parametrize()
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+def test_the_comparison_and_the_sweep_never_error(case):
+    _check(case)

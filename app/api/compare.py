@@ -1,0 +1,126 @@
+"""GET /api/compare and GET /compare: 2-4 scenarios (or a preset) side by side.
+
+The page embeds the same JSON the API returns, so a shared link draws before any fetch.
+A bad parameter is a 422 whose ``detail[].loc`` names it: ``["query", "s", 1, "dp"]`` for
+the second scenario's dp, ``["query", "dp"]`` for a preset's base. The page answers 422 too,
+with the reasons listed and the preset buttons to start over.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.templating import Jinja2Templates
+
+from app import errors, i18n
+from app.api import controls
+from app.api.page_data import json_for_script
+from app.core import compare
+from app.core.presets import HARDWARE, MODELS
+from app.core.scenario import Scenario
+from app.paths import asset_dir
+
+PAGE_VIEW_KEYS = frozenset({"lang"})
+DESCRIPTION = (
+    "Either `s` 2 to 4 times, each a URL-encoded scenario query (the form `/api/scenario` "
+    "takes, e.g. `dp=4&tp=2`), or `preset` plus any scenario parameters as the preset's "
+    "base. `factory` compares DP only, TP only, PP only and the base for the same GPUs, "
+    "model and global batch; `schedules` runs the base under all 7 pipeline schedules (the "
+    "one exception to the 2-4 cap). No parameters: the factory comparison of a teaching "
+    "base. A refused preset member is kept, marked `valid: false` with the reason."
+)
+
+
+def _unprocessable(exc: compare.CompareError) -> JSONResponse:
+    return errors.unprocessable([errors.issue(list(loc), msg) for loc, msg in exc.issues])
+
+
+def _options() -> dict[str, Any]:
+    fields = {f["name"]: f for f in controls.scenario_fields()}
+    return {
+        "models": list(MODELS),
+        "hardware": list(HARDWARE),
+        "schedules": [o["value"] for o in fields["schedule"]["options"]],
+        "orders": controls.order_options(),
+    }
+
+
+def _page_errors(exc: compare.CompareError | None) -> dict[str, str]:
+    """Issues keyed by their loc without "query": "dp", "preset", "s.1.dp"."""
+    out: dict[str, str] = {}
+    for loc, msg in exc.issues if exc else []:
+        out.setdefault(".".join(str(x) for x in loc if x != "query") or "query", msg)
+    return out
+
+
+def make_router() -> APIRouter:
+    templates = Jinja2Templates(directory=asset_dir("templates"))
+    router = APIRouter()
+
+    @router.get(
+        "/api/compare",
+        tags=["compare"],
+        summary="Several scenarios side by side: timelines, memory, traffic, speed, a diff",
+        description=DESCRIPTION,
+        responses={422: {"description": "`detail[].loc` names the scenario and field"}},
+    )
+    def get_compare(
+        request: Request,
+        s: list[str] | None = Query(None, description="a scenario query, 2 to 4 times"),
+        preset: str | None = Query(None, description="factory | schedules"),
+    ) -> Any:
+        try:
+            return compare.run(list(request.query_params.multi_items()))
+        except compare.CompareError as exc:
+            return _unprocessable(exc)
+
+    @router.get("/compare", response_class=HTMLResponse, include_in_schema=False)
+    def compare_page(request: Request) -> HTMLResponse:
+        pairs = list(request.query_params.multi_items())
+        lang_raw = request.query_params.get("lang", "en")
+        lang = lang_raw if lang_raw in i18n.LANGS else "en"
+        problem, result = None, None
+        try:
+            result = compare.run(pairs, PAGE_VIEW_KEYS)
+        except compare.CompareError as exc:
+            problem = exc
+        errs = _page_errors(problem)
+        if lang_raw not in i18n.LANGS:
+            errs["lang"] = f"one of: {', '.join(i18n.LANGS)}"
+        base = result["base"] if result and result["base"] is not None else {}
+        first = result["members"][0]["query"] if result else {}
+        lang_q = [("lang", lang)] if lang != "en" else []
+        data = {
+            "page": "compare",
+            "comparison": result if not errs else None,
+            "errors": errs,
+            "state": {"lang": lang},
+            "defaults": controls.defaults(),
+            "view_keys": sorted(PAGE_VIEW_KEYS),
+            "options": _options(),
+            "strings": i18n.strings(lang),
+        }
+        context = {
+            "page": "compare",
+            "lang": lang,
+            "t": i18n.translator(lang),
+            "fields": controls.scenario_fields(),
+            "values": base or {k: v for k, v in pairs if k in Scenario.model_fields},
+            "preset_mode": not any(k == "s" for k, _ in pairs),
+            "base": base,
+            "errors": errs,
+            "unknown": {k: v for k, v in errs.items() if k not in Scenario.model_fields},
+            "query": urlencode([*first.items(), *lang_q]),
+            "scenario_query": urlencode(first),
+            "compare_query": urlencode(result["urlquery"] + lang_q if result else pairs),
+            "page_json": json_for_script(data),
+            "plotly_url": request.app.state.plotly_url,
+        }
+        return templates.TemplateResponse(
+            request, "compare.html", context, status_code=422 if errs else 200
+        )
+
+    return router

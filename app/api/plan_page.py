@@ -1,0 +1,113 @@
+"""GET /plan: the planner as a page, server-rendered from the same JSON ``/api/plan`` returns.
+
+Each row links to its scenario in the overview and the flow view. A bad parameter renders
+the form with the reason beside it, and status 422.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from app import i18n
+from app.api.page_data import errors_by_field, json_for_script
+from app.api.plan import PlanQuery, get_plan
+from app.core.presets import HARDWARE, MODELS
+from app.core.scenario import ScenarioError
+from app.paths import asset_dir
+
+
+class PlanView(BaseModel):
+    """The page's own state: only its language."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    lang: Literal["en", "zh"] = "en"
+
+
+PLACED = frozenset(PlanQuery.model_fields) | frozenset(PlanView.model_fields)
+
+
+def reason_in(why: dict[str, Any], t) -> str:
+    """A row's why in the page's language, from the planner's numbers."""
+    lead = t(f"plan.reason.{why['lead']}").replace("{x}", f"{why['of_best']:.0%}")
+    parts = {"lead": lead, "b": why["bubble"], "tp": why["tp_share"], "dp": why["dp_share"]}
+    parts["mem"] = why["memory"]
+    out = t("plan.reason.parts")
+    for key, value in parts.items():
+        out = out.replace("{" + key + "}", value if isinstance(value, str) else f"{value:.0%}")
+    return out
+
+
+def build_plan(params: dict[str, str]) -> dict[str, Any]:
+    errors: dict[str, str] = {}
+    view = PlanView()
+    try:
+        view = PlanView.model_validate({k: v for k, v in params.items() if k == "lang"})
+    except ValidationError as exc:
+        errors.update(errors_by_field(exc))
+    result = None
+    try:
+        result = get_plan(
+            PlanQuery.model_validate({k: v for k, v in params.items() if k != "lang"})
+        )
+    except ValidationError as exc:
+        errors.update(errors_by_field(exc))
+    except ScenarioError as exc:
+        errors[exc.field] = exc.reason
+    return {
+        "page": "plan",
+        "plan": result if not errors else None,
+        "state": view.model_dump(),
+        "defaults": {**PlanQuery().model_dump(), **PlanView().model_dump()},
+        "view_keys": ["lang"],
+        "errors": errors,
+    }
+
+
+def _links(row: dict[str, Any], lang: str) -> dict[str, str]:
+    query = urlencode({**row["query"], **({"lang": lang} if lang != "en" else {})})
+    return {"overview": f"/?{query}", "flow": f"/flow?{query}"}
+
+
+def make_router() -> APIRouter:
+    templates = Jinja2Templates(directory=asset_dir("templates"))
+    router = APIRouter(tags=["pages"], include_in_schema=False)
+
+    @router.get("/plan", response_class=HTMLResponse)
+    def plan_page(request: Request) -> HTMLResponse:
+        params = dict(request.query_params)
+        data = build_plan(params)
+        lang, errors = data["state"]["lang"], data["errors"]
+        t = i18n.translator(lang)
+        data["strings"] = i18n.strings(lang)
+        values = {**data["defaults"], **params}
+        context = {
+            "page": "plan",
+            "lang": lang,
+            "t": t,
+            "values": values,
+            "models": list(MODELS),
+            "hardware": list(HARDWARE),
+            "state": data["state"],
+            "errors": errors,
+            "unknown": {k: v for k, v in errors.items() if k not in PLACED},
+            "plan": data["plan"],
+            "links": lambda row: _links(row, lang),
+            "reason": lambda why: reason_in(why, t),
+            "query": urlencode({"lang": lang} if lang != "en" else {}),
+            "scenario_query": "",
+            "page_json": json_for_script(data),
+            "plotly_url": request.app.state.plotly_url,
+        }
+        return templates.TemplateResponse(
+            request, "plan.html", context, status_code=422 if errors else 200,
+            media_type="text/html",
+        )  # fmt: skip
+
+    return router

@@ -1,0 +1,141 @@
+"""GET /api/sweep and the /trend page: one knob swept, one line per schedule or value.
+
+The page carries the same JSON ``/api/sweep`` returns, so its first charts need no fetch. A
+bad parameter renders the page anyway with the reason beside its control, and status 422.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from app import i18n
+from app.api import controls
+from app.api.page_data import errors_by_field, json_for_script
+from app.core.scenario import Scenario, ScenarioError
+from app.core.schedules import ScheduleName
+from app.core.sweep import KNOBS, SWEEP_KEYS, SweepParams, sweep
+from app.paths import asset_dir
+
+
+class SweepQuery(SweepParams, Scenario):
+    """The base scenario's parameters plus the sweep's own."""
+
+
+class TrendView(BaseModel):
+    """The trend page's own view state: what a click on a point opens."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    open: Literal["overview", "flow"] = "overview"
+
+
+PAGE_KEYS = frozenset(TrendView.model_fields)
+router = APIRouter(tags=["trend"])
+
+
+def split(q: SweepQuery) -> tuple[Scenario, SweepParams]:
+    """The base scenario and the sweep, each holding only what the URL set."""
+    scenario = {k: getattr(q, k) for k in Scenario.model_fields if k in q.model_fields_set}
+    sweep_part = {k: getattr(q, k) for k in SWEEP_KEYS if k in q.model_fields_set}
+    return Scenario.model_validate(scenario), SweepParams.model_validate(sweep_part)
+
+
+@router.get(
+    "/api/sweep",
+    summary="Sweep one knob: bubble, memory, step time, tokens/s, comm shares and MFU",
+    description="Every point carries its scenario's `query` (the share link); an invalid "
+    "point is kept, with `valid: false` and the `field` and `reason` the core gave.",
+    responses={422: {"description": "A parameter is invalid; `detail` names it and why"}},
+)
+def get_sweep(q: Annotated[SweepQuery, Query()]) -> dict[str, Any]:
+    return sweep(*split(q))
+
+
+def _validated(model: type[BaseModel], raw: dict[str, str], errors: dict[str, str]) -> Any:
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        errors.update(errors_by_field(exc))
+        return None
+
+
+def build_trend(params: dict[str, str]) -> dict[str, Any]:
+    """The page's data: the sweep (or None) and the errors, keyed by field."""
+    view_raw = {k: v for k, v in params.items() if k in controls.VIEW_KEYS}
+    page_raw = {k: v for k, v in params.items() if k in PAGE_KEYS}
+    rest = {k: v for k, v in params.items() if k not in controls.VIEW_KEYS | PAGE_KEYS}
+    errors: dict[str, str] = {}
+    view = _validated(controls.ViewState, view_raw, errors) or controls.ViewState()
+    page = _validated(TrendView, page_raw, errors) or TrendView()
+    result = None
+    both = _validated(SweepQuery, rest, errors)
+    if both is not None:
+        try:
+            result = sweep(*split(both))
+        except ScenarioError as exc:
+            errors[exc.field] = exc.reason
+    defaults = {**controls.defaults(), **SweepParams().model_dump(), **TrendView().model_dump()}
+    return {
+        "page": "trend",
+        "sweep": result if not errors else None,
+        "state": {**view.model_dump(), **page.model_dump()},
+        "defaults": defaults,
+        "sweep_keys": sorted(SWEEP_KEYS),
+        "view_keys": sorted(controls.VIEW_KEYS | PAGE_KEYS),
+        "errors": errors,
+    }
+
+
+def sweep_options(t) -> dict[str, list[tuple[str, str]]]:
+    knobs = [(k, t(f"trend.knob.{k}")) for k in KNOBS]
+    series = [("none", t("trend.series.none")), ("schedule", t("trend.series.schedule"))]
+    return {"knob": knobs, "series": series + knobs, "scale": [(s, t(f"trend.scale.{s}"))
+            for s in ("linear", "doubling")], "open": [(v, t(f"nav.{v}"))
+            for v in ("overview", "flow")]}  # fmt: skip
+
+
+def make_page_router() -> APIRouter:
+    templates = Jinja2Templates(directory=asset_dir("templates"))
+    pages = APIRouter(tags=["pages"], include_in_schema=False)
+
+    @pages.get("/trend", response_class=HTMLResponse)
+    def trend_page(request: Request) -> HTMLResponse:
+        params = dict(request.query_params)
+        data = build_trend(params)
+        lang, errors = data["state"]["lang"], data["errors"]
+        t = i18n.translator(lang)
+        data["strings"] = i18n.strings(lang)
+        shared = {k: v for k, v in params.items() if k not in SWEEP_KEYS | PAGE_KEYS}
+        placed = set(Scenario.model_fields) | SWEEP_KEYS | PAGE_KEYS
+        context = {
+            "page": "trend",
+            "lang": lang,
+            "t": t,
+            "fields": controls.scenario_fields(),
+            "values": params,
+            "sweep_values": {**SweepParams().model_dump(), "open": "overview", **params},
+            "options": sweep_options(t),
+            "schedules": [s.value for s in ScheduleName],
+            "state": data["state"],
+            "errors": errors,
+            "unknown": {k: v for k, v in errors.items() if k not in placed},
+            "sweep": data["sweep"],
+            "query": urlencode(shared),
+            "scenario_query": urlencode(
+                {k: v for k, v in shared.items() if k not in controls.VIEW_KEYS}
+            ),
+            "page_json": json_for_script(data),
+            "plotly_url": request.app.state.plotly_url,
+        }
+        return templates.TemplateResponse(
+            request, "trend.html", context, status_code=422 if errors else 200,
+            media_type="text/html",
+        )  # fmt: skip
+
+    return pages

@@ -1,0 +1,171 @@
+// The comparison's shared-axis charts. They draw the core's numbers and derive none:
+// the x range of the timelines, the fits flags and every byte count come from /api/compare.
+import { bytes, el, num, pct, seconds } from "./fmt.js";
+import { categorical, CROSS, KIND } from "./palette.js";
+import { CONFIG, whenPlotly } from "./plot.js";
+import { tr } from "./state.js";
+import { Timeline } from "./timeline.js";
+
+const GIB = 1024 ** 3; // display unit only
+const PARTS = [
+  ["weights_bytes", "mem.weights", KIND.F], ["grads_bytes", "mem.grads", KIND.B],
+  ["optimizer_bytes", "mem.optimizer", KIND.W], ["activations_bytes", "mem.activations", KIND.dp],
+];
+
+export function label(cmp, m) {
+  const s = m.scenario;
+  const what = cmp.preset === "schedules" ? s.schedule : `${s.dp}×${s.tp}×${s.pp}`;
+  return `${m.index + 1}. ${what}`;
+}
+
+const valid = (cmp) => cmp.members.filter((m) => m.valid);
+
+async function metrics(div, cmp) {
+  const ms = valid(cmp);
+  const x = ms.map((m) => label(cmp, m));
+  const cols = ms.map((m) => categorical(m.index));
+  const pattern = { shape: ms.map((m) => (m.summary.fits ? "" : "x")), fgcolor: CROSS };
+  const keys = [["step_time_s", "perf.step_time", seconds], ["mfu", "perf.mfu", pct],
+    ["tokens_per_s", "perf.tokens", (v) => num(v, 4)]];
+  const traces = keys.map(([k, name, f], i) => ({
+    type: "bar", x, y: ms.map((m) => m.summary[k]), xaxis: `x${i + 1}`, yaxis: `y${i + 1}`,
+    marker: { color: cols, pattern }, text: ms.map((m) => f(m.summary[k])), textposition: "outside", cliponaxis: false,
+    hovertemplate: `%{x}<br>${tr(name)}: %{text}<extra></extra>`, name: tr(name),
+  }));
+  const layout = { height: 280, showlegend: false, margin: { l: 50, r: 10, t: 30, b: 60 },
+    grid: { rows: 1, columns: 3, pattern: "independent" },
+    annotations: keys.map(([, name], i) => ({ text: `<b>${tr(name)}</b>`, showarrow: false,
+      xref: `x${i + 1} domain`, yref: "paper", x: 0.5, y: 1.12 })) };
+  const Plotly = await whenPlotly();
+  await Plotly.react(div, traces, layout, CONFIG);
+  div.dataset.values = JSON.stringify(ms.map((m) => m.summary.step_time_s));
+}
+
+async function memory(div, cmp) {
+  const ms = valid(cmp);
+  const n = Math.max(1, ms.length);
+  const traces = [];
+  const shapes = [];
+  const annotations = [];
+  const layout = { height: 340, barmode: "stack", margin: { l: 50, r: 10, t: 34, b: 80 },
+    yaxis: { title: { text: "GiB" } }, legend: { orientation: "h", y: -0.32 } };
+  ms.forEach((m, k) => {
+    const ax = k ? `x${k + 1}` : "x";
+    const stages = m.memory.per_stage.map((s) => s.stage);
+    layout[`xaxis${k ? k + 1 : ""}`] = { domain: [k / n + 0.01, (k + 1) / n - 0.01], type: "category",
+      title: { text: tr("stage") }, tickfont: { size: 10 } };
+    for (const [key, name, color] of PARTS) {
+      traces.push({ type: "bar", x: stages, y: m.memory.per_stage.map((s) => s[key] / GIB), xaxis: ax,
+        yaxis: "y", name: tr(name), legendgroup: key, showlegend: k === 0, marker: { color },
+        hovertemplate: `${label(cmp, m)} · ${tr("stage")} %{x}<br>${tr(name)}: %{y:.2f} GiB<extra></extra>` });
+    }
+    const cap = m.memory.capacity_bytes / GIB;
+    shapes.push({ type: "line", xref: `${ax} domain`, x0: 0, x1: 1, yref: "y", y0: cap, y1: cap,
+      line: { color: CROSS, dash: "dash", width: 2 } });
+    const verdict = m.memory.fits ? tr("mem.fits") : tr("mem.oom");
+    annotations.push({ text: `<b>${label(cmp, m)}</b> · ${verdict}`, showarrow: false, yref: "paper",
+      xref: `${ax} domain`, x: 0.5, y: 1.1, font: { color: m.memory.fits ? "#2e7d32" : CROSS } });
+  });
+  // One y range for all: 1.5x HBM, so an OOM column runs off the top with its peak written there.
+  const cap = Math.max(...ms.map((m) => m.memory.capacity_bytes / GIB));
+  const fit = Math.max(0, ...ms.filter((m) => m.memory.fits).map((m) => m.memory.peak_bytes / GIB));
+  const top = Math.max(cap * 1.5, fit * 1.1);
+  layout.yaxis.range = [0, top];
+  ms.forEach((m, k) => {
+    const peak = m.memory.peak_bytes / GIB;
+    if (peak > top) annotations.push({ text: `▲ ${bytes(m.memory.peak_bytes)}`, showarrow: false,
+      xref: `${k ? `x${k + 1}` : "x"} domain`, x: 0.5, yref: "y", y: top, yanchor: "top",
+      font: { color: "#fff", size: 13 }, bgcolor: CROSS });
+  });
+  Object.assign(layout, { shapes, annotations });
+  const Plotly = await whenPlotly();
+  await Plotly.react(div, traces, layout, CONFIG);
+  div.dataset.fits = ms.map((m) => m.memory.fits).join(",");
+}
+
+async function comm(div, cmp) {
+  const axes = ["tp", "pp", "dp"];
+  const traces = valid(cmp).map((m) => ({
+    type: "bar", name: label(cmp, m), x: axes.map((a) => a.toUpperCase()),
+    y: axes.map((a) => m.comm[`${a}_bytes`] / GIB),
+    marker: { color: categorical(m.index), pattern: { shape: axes.map((a) => (m.comm.links[a] === "inter" ? "/" : "")) } },
+    customdata: axes.map((a) => [bytes(m.comm[`${a}_bytes`]), tr(`link.${m.comm.links[a]}`)]),
+    hovertemplate: `${label(cmp, m)} · %{x}<br>%{customdata[0]} · %{customdata[1]}<extra></extra>`,
+  }));
+  const layout = { height: 300, barmode: "group", margin: { l: 56, r: 10, t: 10, b: 40 },
+    yaxis: { title: { text: "GiB" }, type: "log", dtick: "D2" }, legend: { orientation: "h", y: -0.15 } };
+  const Plotly = await whenPlotly();
+  await Plotly.react(div, traces, layout, CONFIG);
+}
+
+function legend(box) {
+  box.replaceChildren();
+  for (const k of ["F", "B", "W", "dp", "optim", "idle"]) {
+    const item = el("span", { class: "item" });
+    item.append(el("i", { style: `background:${KIND[k]}`, class: k === "idle" ? "pattern" : "" }), tr(`kind.${k}`));
+    box.append(item);
+  }
+  const tp = el("span", { class: "item" });
+  tp.append(el("i", { style: `background:${KIND.tp}` }), tr("flow.tp_pulse"));
+  box.append(tp);
+}
+
+async function timelines(box, cmp) {
+  const Plotly = await whenPlotly();
+  for (const div of box.querySelectorAll(".timeline")) Plotly.purge(div);
+  box.replaceChildren();
+  const axis = cmp.time_axis;
+  document.getElementById("timelines-hint").textContent = tr(axis.shared ? "cmp.timelines.hint" : "cmp.timelines.mixed");
+  box.dataset.range = axis.shared ? String(axis.max) : "";
+  for (const m of valid(cmp)) {
+    const head = el("h3", { style: `color:${categorical(m.index)}` }, `${label(cmp, m)}${cmp.preset === "schedules" ? "" : ` · ${m.schedule.name}`}, m = ${m.schedule.microbatches}`);
+    box.append(head);
+    if (m.timeline.omitted) {
+      box.append(el("p", { class: "muted" }, tr("cmp.timeline.omitted")));
+      continue;
+    }
+    const wrap = el("div", { class: "timeline-wrap" });
+    const div = el("div", { class: "timeline", "data-index": m.index });
+    const canvas = el("canvas", { class: "overlay" });
+    wrap.append(div, canvas);
+    box.append(wrap);
+    const tl = new Timeline(div, canvas);
+    tl.cursor = NaN; // no cursor line: nothing plays here
+    await tl.setData(m, { sends: [] }, null);
+    if (axis.shared) await Plotly.relayout(div, { "xaxis.range": [0, axis.max * 1.01] });
+  }
+}
+
+function cell(v) {
+  if (v === null || v === undefined) return "—";
+  if (typeof v === "boolean") return tr(v ? "cmp.yes" : "cmp.no");
+  return String(v);
+}
+
+function diff(table, cmp) {
+  table.replaceChildren();
+  const head = table.createTHead().insertRow();
+  head.append(el("th", {}, tr("cmp.diff.param")));
+  for (const m of cmp.members) head.append(el("th", { style: `color:${categorical(m.index)}` }, label(cmp, m)));
+  const body = table.createTBody();
+  for (const row of cmp.diff) {
+    const tr_ = body.insertRow();
+    tr_.dataset.key = row.key;
+    tr_.className = `${row.kind}${row.changed ? " changed" : ""}`;
+    tr_.insertCell().textContent = tr(row.kind === "field" ? `field.${row.key}` : `cmp.diff.${row.key}`);
+    row.values.forEach((v, i) => {
+      const td = tr_.insertCell();
+      td.textContent = cell(v);
+      if (row.key.startsWith("crosses_node") && v === true) td.className = "cross";
+      if (row.changed && i > 0 && JSON.stringify(v) !== JSON.stringify(row.values[0])) td.classList.add("moved");
+    });
+  }
+}
+
+export async function drawCharts(cmp) {
+  const $ = (id) => document.getElementById(id);
+  diff($("diff"), cmp);
+  legend($("cmp-legend"));
+  await Promise.all([metrics($("metrics-chart"), cmp), memory($("memory-chart"), cmp),
+    comm($("comm-chart"), cmp), timelines($("timelines"), cmp)]);
+}

@@ -1,0 +1,156 @@
+// Trend page: draws the sweep JSON (no formula here) and keeps the sweep in the URL.
+import { bindForm, bindHeader, showErrors } from "./controls.js";
+import { bytes, el, num, pct, seconds } from "./fmt.js";
+import { categorical } from "./palette.js";
+import { CONFIG, whenPlotly } from "./plot.js";
+import { fetchScenarioJSON, params, setParams, tr } from "./state.js";
+
+const page = JSON.parse(document.getElementById("page-data").textContent);
+const sweepKeys = new Set([...page.sweep_keys, "open"]);
+const GIB = 2 ** 30;
+const DASH = ["solid", "dash", "dot"];
+// chart -> [metric, y scale, axis format, hover format]
+const CHARTS = {
+  bubble: [["bubble_fraction", "bubble_over_ideal"], 1, ".0%", pct],
+  memory: [["peak_bytes"], GIB, "", (y) => bytes(y * GIB)],
+  time: [["step_time_s"], 1, "", seconds],
+  tput: [["tokens_per_s"], 1, "~s", num],
+  comm: [["tp_share", "pp_share", "dp_share"], 1, ".0%", pct],
+  mfu: [["mfu"], 1, ".0%", pct],
+};
+const box = document.getElementById("trend-charts");
+const panel = document.getElementById("point-panel");
+let flat = [];
+let seq = 0;
+
+const label = (sweep, key) =>
+  sweep.series === "schedule" ? key : sweep.series === "none" ? "" : `${tr(`trend.knob.${sweep.series}`)} = ${key}`;
+
+function href(pt, view) {
+  const q = new URLSearchParams(pt.query);
+  if (params().lang) q.set("lang", params().lang);
+  return `${view === "flow" ? "/flow" : "/"}?${q}`;
+}
+
+function show(pt) {
+  panel.replaceChildren(el("b", {}, `${pt.line ? pt.line + " · " : ""}${tr(`trend.knob.${pt.knob}`)} = ${pt.x}`));
+  if (!pt.valid) panel.append(el("span", { class: "oom" }, ` ${tr("trend.invalid")}: ${pt.field} — ${pt.reason}`));
+  if (!pt.query) return;
+  for (const view of ["overview", "flow"])
+    panel.append(" ", el("a", { href: href(pt, view), "data-open": view }, tr(`trend.open_${view}`)));
+}
+
+function traces(sweep, name) {
+  const [metrics, scale, , fmt] = CHARTS[name];
+  const x = tr(`trend.knob.${sweep.knob}`);
+  const out = [];
+  sweep.lines.forEach((line, i) => metrics.forEach((m, j) => {
+    const pts = line.points;
+    out.push({
+      x: pts.map((p) => p.x), y: pts.map((p) => (p.valid ? p[m] / scale : null)),
+      customdata: pts.map((p) => p.i), text: pts.map((p) => (p.valid ? fmt(p[m] / scale) : "")),
+      name: [label(sweep, line.key), metrics.length > 1 ? tr(`trend.m.${m}`) : ""].filter(Boolean).join(" · "),
+      mode: "lines+markers", line: { color: categorical(i), dash: DASH[j] }, marker: { size: 5 },
+      hovertemplate: `%{fullData.name}<br>${x} = %{x}: %{text}<extra></extra>`,
+    });
+  }));
+  const bad = flat.filter((p) => !p.valid);
+  out.push({ x: bad.map((p) => p.x), y: bad.map(() => 0), customdata: bad.map((p) => p.i),
+    text: bad.map((p) => `${p.line} ${x} = ${p.x}<br>${tr("trend.invalid")}: ${p.field} — ${p.reason}`),
+    mode: "markers", marker: { symbol: "x", size: 9, color: "#888" }, hovertemplate: "%{text}<extra></extra>" });
+  return out;
+}
+
+function layout(sweep, name) {
+  const xs = sweep.values;
+  const lay = {
+    height: 250, margin: { l: 58, r: 12, t: 6, b: 40 }, showlegend: false, hovermode: "closest",
+    xaxis: { title: { text: tr(`trend.knob.${sweep.knob}`) }, type: xs.at(-1) / xs[0] >= 16 ? "log" : "linear",
+      tickvals: xs.length <= 16 ? xs : undefined },
+    yaxis: { tickformat: CHARTS[name][2], rangemode: "tozero", ticksuffix: { memory: " GiB", time: " s" }[name] ?? "" },
+  };
+  const cap = flat.find((p) => p.valid)?.capacity_bytes;
+  if (name === "memory" && cap) {
+    const top = Math.max(cap, ...flat.filter((p) => p.valid).map((p) => p.peak_bytes)) * 1.15 / GIB;
+    lay.yaxis.range = [0, top];
+    lay.shapes = [{ type: "rect", xref: "paper", x0: 0, x1: 1, y0: cap / GIB, y1: top, line: { width: 0 },
+      fillcolor: "rgba(214,39,40,0.12)" }, { type: "line", xref: "paper", x0: 0, x1: 1, y0: cap / GIB,
+      y1: cap / GIB, line: { color: "#d62728", dash: "dash" } }];
+    lay.annotations = [{ xref: "paper", x: 0.01, xanchor: "left", y: top, yanchor: "top", showarrow: false,
+      text: tr("trend.oom"), font: { color: "#d62728" } }];
+  }
+  return lay;
+}
+
+function legend(sweep) {
+  const box = document.getElementById("series-legend");
+  box.replaceChildren();
+  if (sweep.series === "none") return;
+  sweep.lines.forEach((line, i) => {
+    const item = el("span", { class: "item" });
+    item.append(el("i", { style: `background:${categorical(i)}` }), label(sweep, line.key));
+    box.append(item);
+  });
+}
+
+async function draw(sweep) {
+  flat = [];
+  for (const line of sweep.lines) {
+    for (const p of line.points) {
+      p.i = flat.length;
+      flat.push({ ...p, line: label(sweep, line.key), knob: sweep.knob });
+    }
+  }
+  Object.assign(box.dataset, { knob: sweep.knob, count: sweep.count, invalid: sweep.invalid, lines: sweep.lines.length });
+  document.getElementById("sweep-summary").textContent = tr("trend.summary").replace("{n}", sweep.count).replace("{bad}", sweep.invalid);
+  legend(sweep);
+  const Plotly = await whenPlotly();
+  for (const name of Object.keys(CHARTS)) {
+    const div = document.getElementById(`chart-${name}`);
+    await Plotly.react(div, traces(sweep, name), layout(sweep, name), CONFIG);
+    if (div.dataset.bound) continue;
+    div.dataset.bound = "1";
+    div.on("plotly_hover", (ev) => show(flat[ev.points[0].customdata]));
+    div.on("plotly_click", (ev) => {
+      const pt = flat[ev.points[0].customdata];
+      show(pt);
+      if (pt.query) location.assign(href(pt, params().open ?? "overview"));
+    });
+  }
+  document.body.dataset.ready = "trend";
+}
+
+// Nav links to other views carry the scenario, not this page's sweep keys.
+function fixLinks() {
+  const shared = Object.fromEntries(Object.entries(params()).filter(([k]) => !sweepKeys.has(k)));
+  const qs = new URLSearchParams(shared).toString();
+  const sq = new URLSearchParams(params());
+  for (const k of page.view_keys) sq.delete(k);
+  for (const a of document.querySelectorAll("[data-nav]")) {
+    const to = { overview: `/?${qs}`, flow: `/flow?${qs}`, api: `/api/sweep?${sq}` }[a.dataset.nav];
+    if (to) a.href = to;
+  }
+}
+
+async function update() {
+  const mine = ++seq;
+  document.body.dataset.ready = "";
+  const res = await fetchScenarioJSON("/api/sweep");
+  if (mine !== seq) return; // a slower, older answer never overwrites a newer one
+  showErrors(res.ok ? {} : res.errors);
+  document.body.dataset.state = res.ok ? "ok" : "error";
+  if (res.ok) await draw(res.data);
+}
+
+bindHeader();
+document.addEventListener("meshscope:url", fixLinks);
+fixLinks();
+bindForm(update);
+document.getElementById("sweep-form").addEventListener("change", (ev) => {
+  const { name, value } = ev.target;
+  if (!name) return;
+  setParams({ [name]: value.trim() });
+  if (name !== "open") update();
+});
+document.body.dataset.state = page.sweep ? "ok" : "error";
+if (page.sweep) draw(page.sweep);
