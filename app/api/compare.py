@@ -17,7 +17,7 @@ from fastapi.templating import Jinja2Templates
 
 from app import errors, i18n
 from app.api import controls
-from app.api.page_data import json_for_script
+from app.api.page_data import respond
 from app.core import compare
 from app.core.presets import HARDWARE, MODELS
 from app.core.scenario import Scenario
@@ -101,26 +101,17 @@ def make_router() -> APIRouter:
             "defaults": controls.defaults(),
             "view_keys": sorted(PAGE_VIEW_KEYS),
             "options": _options(),
-            "strings": i18n.strings(lang),
         }
-        context = {
-            "page": "compare",
-            "lang": lang,
-            "t": i18n.translator(lang),
-            "fields": controls.scenario_fields(),
-            "values": base or {k: v for k, v in pairs if k in Scenario.model_fields},
-            "preset_mode": not any(k == "s" for k, _ in pairs),
-            "base": base,
-            "errors": errs,
-            "unknown": {k: v for k, v in errs.items() if k not in Scenario.model_fields},
-            "query": urlencode([*first.items(), *lang_q]),
-            "scenario_query": urlencode(first),
-            "compare_query": urlencode(result["urlquery"] + lang_q if result else pairs),
-            "page_json": json_for_script(data),
-            "plotly_url": request.app.state.plotly_url,
-        }
-        return templates.TemplateResponse(
-            request, "compare.html", context, status_code=422 if errs else 200
-        )
+        return respond(
+            templates, request, data,
+            fields=controls.scenario_fields(),
+            values=base or {k: v for k, v in pairs if k in Scenario.model_fields},
+            preset_mode=not any(k == "s" for k, _ in pairs),
+            base=base,
+            unknown={k: v for k, v in errs.items() if k not in Scenario.model_fields},
+            query=urlencode([*first.items(), *lang_q]),
+            scenario_query=urlencode(first),
+            compare_query=urlencode(result["urlquery"] + lang_q if result else pairs),
+        )  # fmt: skip
 
     return router

@@ -6,7 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
+
+from app import i18n
 
 
 def json_for_script(data: Any) -> str:
@@ -28,3 +33,26 @@ def errors_by_field(exc: ValidationError) -> dict[str, str]:
             msg = "unknown parameter"
         out.setdefault(field_of(e.get("loc", ())), msg)
     return out
+
+
+def respond(
+    templates: Jinja2Templates, request: Request, data: dict[str, Any], **context: Any
+) -> HTMLResponse:
+    """A page: data["page"]'s template in data["state"]["lang"], with the page's strings and
+    state embedded for its script, and status 422 whenever data["errors"] is not empty."""
+    lang, errors = data["state"]["lang"], data["errors"]
+    data["strings"] = i18n.strings(lang)
+    full = {
+        "page": data["page"],
+        "lang": lang,
+        "t": i18n.translator(lang),
+        "state": data["state"],
+        "errors": errors,
+        "page_json": json_for_script(data),
+        "plotly_url": request.app.state.plotly_url,
+        **context,
+    }
+    return templates.TemplateResponse(
+        request, f"{data['page']}.html", full, status_code=422 if errors else 200,
+        media_type="text/html",
+    )  # fmt: skip

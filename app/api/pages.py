@@ -16,9 +16,8 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
-from app import i18n
 from app.api import controls
-from app.api.page_data import errors_by_field, json_for_script
+from app.api.page_data import errors_by_field, respond
 from app.core import flow, orders
 from app.core.evaluate import evaluate
 from app.core.scenario import Scenario, ScenarioError
@@ -105,28 +104,16 @@ def make_router() -> APIRouter:
     def render(name: str, request: Request, run: Evaluator) -> HTMLResponse:
         params = dict(request.query_params)
         data, errors = build_view(name, params, run)
-        lang = data["state"]["lang"]
-        data["strings"] = i18n.strings(lang)
         scenario_params = {k: v for k, v in params.items() if k not in controls.VIEW_KEYS}
-        context = {
-            "page": name,
-            "lang": lang,
-            "t": i18n.translator(lang),
-            "fields": controls.scenario_fields(),
-            "values": params,
-            "state": data["state"],
-            "errors": errors,
-            "unknown": orphans(name, errors),
-            "model": data["model"],
-            "query": urlencode(params),
-            "scenario_query": urlencode(scenario_params),
-            "page_json": json_for_script(data),
-            "plotly_url": request.app.state.plotly_url,
-        }
-        status = 422 if errors else 200
-        return templates.TemplateResponse(
-            request, f"{name}.html", context, status_code=status, media_type="text/html"
-        )
+        return respond(
+            templates, request, data,
+            fields=controls.scenario_fields(),
+            values=params,
+            unknown=orphans(name, errors),
+            model=data["model"],
+            query=urlencode(params),
+            scenario_query=urlencode(scenario_params),
+        )  # fmt: skip
 
     @router.get("/", response_class=HTMLResponse)
     def overview(request: Request, run: EvaluatorDep) -> HTMLResponse:

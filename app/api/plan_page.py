@@ -15,7 +15,7 @@ from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app import i18n
-from app.api.page_data import errors_by_field, json_for_script
+from app.api.page_data import errors_by_field, respond
 from app.api.plan import PlanQuery, get_plan
 from app.core.presets import HARDWARE, MODELS
 from app.core.scenario import ScenarioError
@@ -85,29 +85,17 @@ def make_router() -> APIRouter:
         data = build_plan(params)
         lang, errors = data["state"]["lang"], data["errors"]
         t = i18n.translator(lang)
-        data["strings"] = i18n.strings(lang)
-        values = {**data["defaults"], **params}
-        context = {
-            "page": "plan",
-            "lang": lang,
-            "t": t,
-            "values": values,
-            "models": list(MODELS),
-            "hardware": list(HARDWARE),
-            "state": data["state"],
-            "errors": errors,
-            "unknown": {k: v for k, v in errors.items() if k not in PLACED},
-            "plan": data["plan"],
-            "links": lambda row: _links(row, lang),
-            "reason": lambda why: reason_in(why, t),
-            "query": urlencode({"lang": lang} if lang != "en" else {}),
-            "scenario_query": "",
-            "page_json": json_for_script(data),
-            "plotly_url": request.app.state.plotly_url,
-        }
-        return templates.TemplateResponse(
-            request, "plan.html", context, status_code=422 if errors else 200,
-            media_type="text/html",
+        return respond(
+            templates, request, data,
+            values={**data["defaults"], **params},
+            models=list(MODELS),
+            hardware=list(HARDWARE),
+            unknown={k: v for k, v in errors.items() if k not in PLACED},
+            plan=data["plan"],
+            links=lambda row: _links(row, lang),
+            reason=lambda why: reason_in(why, t),
+            query=urlencode({"lang": lang} if lang != "en" else {}),
+            scenario_query="",
         )  # fmt: skip
 
     return router

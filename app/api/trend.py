@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app import i18n
 from app.api import controls
-from app.api.page_data import errors_by_field, json_for_script
+from app.api.page_data import errors_by_field, respond
 from app.core.scenario import Scenario, ScenarioError
 from app.core.schedules import ScheduleName
 from app.core.sweep import KNOBS, SWEEP_KEYS, SweepParams, sweep
@@ -108,34 +108,22 @@ def make_page_router() -> APIRouter:
     def trend_page(request: Request) -> HTMLResponse:
         params = dict(request.query_params)
         data = build_trend(params)
-        lang, errors = data["state"]["lang"], data["errors"]
-        t = i18n.translator(lang)
-        data["strings"] = i18n.strings(lang)
+        t = i18n.translator(data["state"]["lang"])
         shared = {k: v for k, v in params.items() if k not in SWEEP_KEYS | PAGE_KEYS}
         placed = set(Scenario.model_fields) | SWEEP_KEYS | PAGE_KEYS
-        context = {
-            "page": "trend",
-            "lang": lang,
-            "t": t,
-            "fields": controls.scenario_fields(),
-            "values": params,
-            "sweep_values": {**SweepParams().model_dump(), "open": "overview", **params},
-            "options": sweep_options(t),
-            "schedules": [s.value for s in ScheduleName],
-            "state": data["state"],
-            "errors": errors,
-            "unknown": {k: v for k, v in errors.items() if k not in placed},
-            "sweep": data["sweep"],
-            "query": urlencode(shared),
-            "scenario_query": urlencode(
+        return respond(
+            templates, request, data,
+            fields=controls.scenario_fields(),
+            values=params,
+            sweep_values={**SweepParams().model_dump(), "open": "overview", **params},
+            options=sweep_options(t),
+            schedules=[s.value for s in ScheduleName],
+            unknown={k: v for k, v in data["errors"].items() if k not in placed},
+            sweep=data["sweep"],
+            query=urlencode(shared),
+            scenario_query=urlencode(
                 {k: v for k, v in shared.items() if k not in controls.VIEW_KEYS}
             ),
-            "page_json": json_for_script(data),
-            "plotly_url": request.app.state.plotly_url,
-        }
-        return templates.TemplateResponse(
-            request, "trend.html", context, status_code=422 if errors else 200,
-            media_type="text/html",
         )  # fmt: skip
 
     return pages

@@ -8,11 +8,13 @@ the browser makes is recorded; a test fails if one leaves 127.0.0.1, or on a con
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import threading
 import time
 from pathlib import Path
+from urllib.request import urlopen
 
 import pytest
 import uvicorn
@@ -145,6 +147,19 @@ def _watch_page(page, watch) -> None:
 @pytest.fixture
 def page(context):
     return context.new_page()
+
+
+def api(base: str, path: str, query: str):
+    """The JSON a page's own API answers for this query."""
+    with urlopen(f"{base}{path}?{query}") as res:
+        return json.load(res)
+
+
+def open_view(page, url: str, view: str):
+    # Not "load": that waits for Plotly too, and the views draw before it arrives.
+    res = page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector(f"body[data-ready={view}]")
+    return res
 
 
 def shot(page, name: str) -> None:

@@ -1,28 +1,15 @@
 """The trend view and the planner page in real Chromium: share links, redraws, clicks, zh."""
 
-import json
 from urllib.parse import parse_qs, urlencode, urlparse
-from urllib.request import urlopen
 
 import pytest
 
 from app import i18n
-from tests.browser.conftest import shot
+from tests.browser.conftest import api, open_view, shot
 
 pytestmark = pytest.mark.browser
 
 QUERY = "pp=4&f_time=1&knob=microbatches&start=1&stop=12&series=schedule"
-
-
-def api(base, path, query):
-    with urlopen(f"{base}{path}?{query}") as res:
-        return json.load(res)
-
-
-def open_view(page, url, view):
-    res = page.goto(url, wait_until="domcontentloaded")
-    page.wait_for_selector(f"body[data-ready={view}]")
-    return res
 
 
 def query_of(url):

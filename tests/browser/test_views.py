@@ -1,30 +1,16 @@
 """The overview and flow views in real Chromium: what a teacher and a learner rely on."""
 
-import json
 import re
 from urllib.parse import parse_qs, urlparse
-from urllib.request import urlopen
 
 import pytest
 
 from app import i18n
 from app.core import flow as core_flow
 from app.core.topology import Layout, seed_active_ranks
-from tests.browser.conftest import shot
+from tests.browser.conftest import api, open_view, shot
 
 pytestmark = pytest.mark.browser
-
-
-def api(base, path, query):
-    with urlopen(f"{base}{path}?{query}") as res:
-        return json.load(res)
-
-
-def open_view(page, url, view):
-    # Not "load": that waits for Plotly too, and the views draw before it arrives.
-    res = page.goto(url, wait_until="domcontentloaded")
-    page.wait_for_selector(f"body[data-ready={view}]")
-    return res
 
 
 def click_rank(page, canvas_id, rank):
