@@ -12,6 +12,7 @@ from enum import Enum
 from typing import NamedTuple
 
 from app.core import schedules_v
+from app.core.gc_pause import gc_paused
 
 
 class ScheduleName(str, Enum):
@@ -99,6 +100,7 @@ def validate(name: ScheduleName, pp: int, microbatches: int, virtual_stages: int
         )
 
 
+@gc_paused
 def build(
     name: ScheduleName | str, pp: int, microbatches: int, virtual_stages: int = 1
 ) -> list[list[Action]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from app.core.gc_pause import gc_paused
 from app.core.schedules import (
     FORWARD_ONLY,
     Action,
@@ -99,6 +100,7 @@ def _compile(name, actions, per_rank, m, nvs) -> list[list[_Op]]:
     return out
 
 
+@gc_paused
 def simulate(
     name: ScheduleName | str,
     actions: list[list[Action]],
