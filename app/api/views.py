@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
 
 from app.core import flow, orders
 from app.core.evaluate import evaluate
@@ -22,10 +23,12 @@ ScenarioQuery = Annotated[Scenario, Query()]
 @router.get(
     "/api/flow",
     summary="PP sends, animation steps, in-flight activations and bubble so far",
+    response_model=dict[str, Any],
     responses={422: {"description": "A parameter is invalid; `detail` names it and why"}},
 )
-def get_flow(scenario: ScenarioQuery) -> dict[str, Any]:
-    return flow.flow_view(evaluate(scenario))
+def get_flow(scenario: ScenarioQuery) -> JSONResponse:
+    # Plain JSON data already: skip jsonable_encoder's walk (see app/api/scenario.py).
+    return JSONResponse(flow.flow_view(evaluate(scenario)))
 
 
 @router.get(
