@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from anyio import to_thread
 from fastapi import FastAPI
 
 from app import errors
@@ -32,6 +33,8 @@ from app.settings import Settings
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """The live side's store, hub and liveness exist only while the server runs."""
+    # anyio runs sync routes in its default thread pool; its size is this loop's to set.
+    to_thread.current_default_thread_limiter().total_tokens = app.state.settings.compute_threads
     live = Live(app.state.settings, getattr(app.state, "live_config", None))
     app.state.live = live
     await live.start()

@@ -16,6 +16,10 @@ class Settings(BaseSettings):
     db: Path = Path("meshscope.sqlite3")
     ingest_token: str | None = Field(None, min_length=16)
     allowed_origins: list[str] = Field(default_factory=list)
+    # Threads that run the synchronous routes (pages, JSON API). Their work is CPU-bound
+    # Python, so more threads than cores only trade the GIL back and forth and stretch the
+    # tail; a few keep requests close to first come, first served.
+    compute_threads: int = Field(16, ge=1, le=256)
 
     @field_validator("ingest_token")
     @classmethod
