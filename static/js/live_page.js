@@ -49,7 +49,8 @@ function tally() {
   $("records-seen").textContent = root.dataset.recordsSeen = String(records);
   const slider = $("step-slider");
   slider.max = String(Math.max(state.latest, 0));
-  if (state.follow) slider.value = slider.max;
+  // After max: a pinned step beyond the old max would have been clamped.
+  slider.value = state.follow ? slider.max : String(state.pinned);
 }
 
 function showStatus(status, reason, failedAt) {

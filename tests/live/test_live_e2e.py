@@ -72,6 +72,12 @@ def test_a_real_probe_run_arrives_whole_and_is_drawn(tmp_path):
             assert "每个 GPU 的平均" in page.locator("#bubble-table").inner_text()
             assert "前向" in page.locator("#live-legend").inner_text()
             page.screenshot(path=str(SHOTS / "live_e2e_zh.png"), full_page=True)
+            # A shared link to one step, opened by someone else after the run: same step.
+            other = browser.new_page()
+            other.goto(f"{server.base}/runs/{RUN}?step=2")
+            other.wait_for_function("document.body.dataset.drawnStep === '2'", timeout=30_000)
+            assert other.locator("#step-slider").input_value() == "2"
+            assert not other.locator("#follow").is_checked()
             browser.close()
         stored = get_json(server.base, f"/api/runs/{RUN}/steps?limit=1000")["records"]
         status = get_json(server.base, f"/api/runs/{RUN}")
