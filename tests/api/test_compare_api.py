@@ -1,21 +1,15 @@
 """GET /api/compare and the /compare page: the JSON contract, 422s naming the field, the page."""
 
-import json
 import re
 from urllib.parse import urlencode
 
 import pytest
+from page_html import page_data
 
 from app import i18n
 from app.core import compare
 from app.core.evaluate import evaluate
 from app.core.scenario import Scenario
-
-PAGE_DATA = re.compile(r'<script type="application/json" id="page-data">(.*?)</script>', re.S)
-
-
-def page_data(html: str) -> dict:
-    return json.loads(PAGE_DATA.search(html).group(1))
 
 
 def q(*scenarios: dict, **extra) -> str:

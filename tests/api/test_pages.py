@@ -1,10 +1,10 @@
 """The pages: server-rendered with the view model embedded, 422 beside the control, offline."""
 
-import json
 import re
 from pathlib import Path
 
 import pytest
+from page_html import error_beside, page_data
 
 from app import i18n
 from app.api import assets
@@ -12,16 +12,6 @@ from app.core.evaluate import evaluate
 from app.core.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE_DATA = re.compile(r'<script type="application/json" id="page-data">(.*?)</script>', re.S)
-
-
-def page_data(html: str) -> dict:
-    return json.loads(PAGE_DATA.search(html).group(1))
-
-
-def error_beside(html: str, field: str) -> str:
-    found = re.search(rf'data-err-for="{field}">([^<]*)</output>', html)
-    return found.group(1) if found else ""
 
 
 @pytest.mark.parametrize("path", ["/", "/flow"])

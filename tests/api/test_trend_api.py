@@ -1,25 +1,13 @@
 """GET /api/sweep, /trend and /plan: the JSON contract, the pages, and 422 naming the field."""
 
-import json
 import math
-import re
 
 import pytest
+from page_html import PAGE_DATA, error_beside, page_data
 
 from app import i18n
 from app.core.scenario import Scenario
 from app.core.sweep import SweepParams, sweep
-
-PAGE_DATA = re.compile(r'<script type="application/json" id="page-data">(.*?)</script>', re.S)
-
-
-def page_data(html: str) -> dict:
-    return json.loads(PAGE_DATA.search(html).group(1))
-
-
-def error_beside(html: str, field: str) -> str:
-    found = re.search(rf'data-err-for="{field}">([^<]*)</output>', html)
-    return found.group(1) if found else ""
 
 
 def test_the_sweep_json_contract(client):
