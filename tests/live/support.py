@@ -13,9 +13,12 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 import uvicorn
+from websockets.asyncio.client import ClientConnection, connect
 
 from app.core.protocol import HelloFrame, ProbeRecord, RunInfo
 from app.core.schedules import build
@@ -24,6 +27,7 @@ from app.core.topology import Layout, parse_order
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "live-test-token-" + "x" * 16
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
 SHAPE = {"hidden": 64, "heads": 4, "layers": 2, "vocab": 64, "seq_len": 16, "microbatch_size": 1}
 
 
@@ -189,3 +193,19 @@ def records(
 
 def record_frame(rec: dict) -> str:
     return json.dumps({"type": "record", "record": rec})
+
+
+@asynccontextmanager
+async def producers(ws_base: str, info: RunInfo, n: int) -> AsyncIterator[list[ClientConnection]]:
+    """n authenticated ingest connections, ranks 0..n-1, each past its hello."""
+    async with AsyncExitStack() as stack:
+        socks = [
+            await stack.enter_async_context(
+                connect(ws_base + "/ws/ingest", additional_headers=AUTH)
+            )
+            for _ in range(n)
+        ]
+        for rank, ws in enumerate(socks):
+            await ws.send(hello(info, rank))
+            await ws.recv()
+        yield socks

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from support import (
+    AUTH,
     TOKEN,
     ServerThread,
     get_json,
@@ -22,7 +23,6 @@ from app.main import create_app
 from app.settings import Settings
 
 pytestmark = pytest.mark.timeout(60)
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def test_a_vanished_rank_fails_the_run_and_a_resume_revives_it(tmp_path):

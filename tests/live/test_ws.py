@@ -6,7 +6,17 @@ import asyncio
 import json
 
 import pytest
-from support import TOKEN, ServerThread, get_json, hello, record_frame, records, run_info
+from support import (
+    AUTH,
+    TOKEN,
+    ServerThread,
+    get_json,
+    hello,
+    producers,
+    record_frame,
+    records,
+    run_info,
+)
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
@@ -14,7 +24,6 @@ from app.main import create_app
 from app.settings import Settings
 
 pytestmark = pytest.mark.timeout(60)
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 @pytest.fixture(scope="module")
@@ -140,13 +149,7 @@ def test_a_viewer_sees_records_and_completed_steps(srv):
     async def go():
         async with connect(srv.ws + "/ws/runs/ws-view") as viewer:
             await viewer.recv()
-            async with (
-                connect(srv.ws + "/ws/ingest", additional_headers=AUTH) as a,
-                connect(srv.ws + "/ws/ingest", additional_headers=AUTH) as b,
-            ):
-                for rank, ws in enumerate((a, b)):
-                    await ws.send(hello(info, rank))
-                    await ws.recv()
+            async with producers(srv.ws, info, 2) as (a, b):
                 for step in range(3):
                     recs = records(info, step)
                     for rank, ws in enumerate((a, b)):

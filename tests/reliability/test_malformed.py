@@ -8,7 +8,17 @@ import random
 import sqlite3
 
 import pytest
-from support import TOKEN, ServerThread, get_json, hello, record_frame, records, run_info
+from support import (
+    AUTH,
+    TOKEN,
+    ServerThread,
+    get_json,
+    hello,
+    producers,
+    record_frame,
+    records,
+    run_info,
+)
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
@@ -17,7 +27,6 @@ from app.main import create_app
 from app.settings import Settings
 
 pytestmark = pytest.mark.timeout(120)
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
 HEALTHY_STEPS = 60
 
 
@@ -90,13 +99,7 @@ async def _attack(srv, frames) -> dict:
 
 async def _healthy(srv) -> list[dict]:
     info = run_info("good-run", pp=2, steps=HEALTHY_STEPS)
-    async with (
-        connect(srv.ws + "/ws/ingest", additional_headers=AUTH) as a,
-        connect(srv.ws + "/ws/ingest", additional_headers=AUTH) as b,
-    ):
-        for rank, ws in enumerate((a, b)):
-            await ws.send(hello(info, rank))
-            await ws.recv()
+    async with producers(srv.ws, info, 2) as (a, b):
         acks = [[], []]
         for step in range(HEALTHY_STEPS):
             recs = records(info, step)

@@ -12,11 +12,10 @@ import time
 import urllib.request
 
 import pytest
-from support import TOKEN, ServerProcess, hello, record_frame, records, run_info
+from support import AUTH, ServerProcess, hello, record_frame, records, run_info
 from websockets.asyncio.client import connect
 
 pytestmark = pytest.mark.timeout(120)
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
 STALLED, HEALTHY = 4, 3
 STREAM_S, STEPS_PER_S = 12.0, 40
 
