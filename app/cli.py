@@ -34,8 +34,15 @@ def _serve(args: argparse.Namespace) -> int:
 def _probe(rest: list[str]) -> int:
     # A separate interpreter: the server package never imports torch or gpu_probe, and the
     # probe's launcher forks its ranks from a process that has imported torch itself.
-    if importlib.util.find_spec("torch") is None:
-        print("meshscope probe needs torch: pip install 'meshscope[probe]' torch==<your version>")
+    # numpy too: torch does not depend on it, but its *_object collectives pickle through it.
+    missing = [m for m in ("torch", "numpy") if importlib.util.find_spec(m) is None]
+    if missing:
+        print(
+            f"meshscope probe needs {' and '.join(missing)}. Install torch first (CPU-only: "
+            "pip install torch --index-url https://download.pytorch.org/whl/cpu), "
+            "then: pip install 'meshscope[probe]' (from a checkout: pip install '.[probe]')",
+            file=sys.stderr,
+        )
         return 2
     return subprocess.call([sys.executable, "-m", "gpu_probe", *rest])
 
