@@ -5,12 +5,19 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.core.schedules import ScheduleName, chunks_per_rank
 from app.core.topology import parse_order
 
 MAX_WORLD = 65_536
+CUSTOM_MODEL = "custom"
+# Fields that describe a model's shape: given without ``model=``, they describe a new model,
+# never a silent edit of the default preset (whose SwiGLU and 8 KV heads they would inherit).
+ARCH_FIELDS = (
+    "layers", "hidden", "heads", "kv_heads", "seq_len", "vocab", "ffn_hidden",
+    "gated_mlp", "tied_embeddings", "learned_positions",
+)  # fmt: skip
 # A bound on simulated work so one request stays well under a second (p=64, m=512, v=4 fits).
 MAX_SIMULATED_ACTIONS = 64 * 512 * 4 * 3
 
@@ -42,13 +49,22 @@ class Scenario(BaseModel):
     schedule: ScheduleName = ScheduleName.one_f_one_b
     microbatches: int = Field(4, ge=1, le=4096)
     virtual_stages: int = Field(1, ge=1, le=64, description="model chunks per rank")
-    model: str = Field("llama3-8b", description="model preset")
+    model: str = Field(
+        "llama3-8b",
+        description="model preset, or 'custom': a Megatron GPT from layers, hidden and heads "
+        "(ffn 4h, kv_heads = heads, vocab 51,200, seq 2,048 unless given). Shape fields "
+        "without model= mean 'custom'.",
+    )
     layers: int | None = Field(None, ge=1, le=1024)
     hidden: int | None = Field(None, ge=1, le=1 << 17)
     heads: int | None = Field(None, ge=1, le=1024)
+    kv_heads: int | None = Field(None, ge=1, le=1024, description="grouped-query KV heads")
     seq_len: int | None = Field(None, ge=1, le=1 << 20)
     vocab: int | None = Field(None, ge=1, le=1 << 22)
     ffn_hidden: int | None = Field(None, ge=1, le=1 << 19)
+    gated_mlp: bool | None = Field(None, description="SwiGLU MLP (three h x ffn matrices)")
+    tied_embeddings: bool | None = Field(None, description="output head tied to the embedding")
+    learned_positions: bool | None = Field(None, description="GPT position table (not RoPE)")
     micro_batch_size: int = Field(1, ge=1, le=4096)
     dtype: Literal["bf16", "fp16", "fp32"] = "bf16"
     zero: int = Field(0, ge=0, le=3)
@@ -65,6 +81,14 @@ class Scenario(BaseModel):
     b_time: float | None = Field(None, ge=0, le=1e6, description="teaching: input-grad B")
     w_time: float | None = Field(None, ge=0, le=1e6, description="teaching: weight-grad W")
     p2p_time: float | None = Field(None, ge=0, le=1e6, description="teaching: p2p hop")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shape_without_model_is_custom(cls, data: object) -> object:
+        shaped = isinstance(data, dict) and any(data.get(f) is not None for f in ARCH_FIELDS)
+        if shaped and "model" not in data:
+            return {**data, "model": CUSTOM_MODEL}
+        return data
 
     @field_validator(
         "peak_tflops",

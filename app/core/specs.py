@@ -6,23 +6,35 @@ from dataclasses import replace
 
 from app.core.costs import Training
 from app.core.presets import HARDWARE, MODELS, HardwareSpec, ModelSpec
-from app.core.scenario import Scenario, ScenarioError
+from app.core.scenario import ARCH_FIELDS, CUSTOM_MODEL, Scenario, ScenarioError
 from app.core.schedules import FORWARD_ONLY
 
-_MODEL_FIELDS = ("layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden")
 _HW_FIELDS = ("peak_tflops", "hbm_gib", "intra_gbps", "inter_gbps")
 
 
+def custom_model(s: Scenario) -> ModelSpec:
+    """A model from its shape alone, with Megatron GPT's defaults for what is not given."""
+    for f in ("layers", "hidden", "heads"):
+        if getattr(s, f) is None:
+            raise ScenarioError(f, f"a custom model needs layers, hidden and heads; {f} is missing")
+    given = {f: getattr(s, f) for f in ARCH_FIELDS if getattr(s, f) is not None}
+    # Megatron-LM arguments.py: ffn_hidden_size defaults to 4h and num_query_groups to heads;
+    # GPT-2 BPE padded to 51,200 and seq 2,048 as in Narayanan et al. 2021 §5.1.
+    defaults = {"seq_len": 2048, "vocab": 51_200, "ffn_hidden": 4 * s.hidden}
+    return ModelSpec(name=CUSTOM_MODEL, **(defaults | given))
+
+
 def model_of(s: Scenario) -> ModelSpec:
+    if s.model == CUSTOM_MODEL:
+        return custom_model(s)
     base = MODELS.get(s.model)
     if base is None:
-        raise ScenarioError(
-            "model", f"unknown model preset {s.model!r}; one of: {', '.join(MODELS)}"
-        )
-    overrides = {f: getattr(s, f) for f in _MODEL_FIELDS if getattr(s, f) is not None}
+        known = ", ".join([*MODELS, CUSTOM_MODEL])
+        raise ScenarioError("model", f"unknown model preset {s.model!r}; one of: {known}")
+    overrides = {f: getattr(s, f) for f in ARCH_FIELDS if getattr(s, f) is not None}
     if "hidden" in overrides and "ffn_hidden" not in overrides and not base.gated_mlp:
         overrides["ffn_hidden"] = 4 * overrides["hidden"]
-    return replace(base, name=base.name if not overrides else "custom", **overrides)
+    return replace(base, name=base.name if not overrides else CUSTOM_MODEL, **overrides)
 
 
 def hardware_of(s: Scenario) -> HardwareSpec:
@@ -61,6 +73,10 @@ def check_model(s: Scenario, m: ModelSpec) -> None:
         )
     if m.hidden % m.heads:
         raise ScenarioError("heads", f"hidden ({m.hidden}) must be divisible by heads ({m.heads})")
+    if m.kv_heads is not None and (m.kv_heads > m.heads or m.heads % m.kv_heads):
+        raise ScenarioError(
+            "kv_heads", f"heads ({m.heads}) must be a multiple of kv_heads ({m.kv_heads})"
+        )
     if m.heads % s.tp:
         raise ScenarioError("tp", f"heads ({m.heads}) must be divisible by tp ({s.tp})")
     if m.ffn_hidden % s.tp:

@@ -80,3 +80,13 @@ def test_openapi_documents_the_scenario_parameters(client):
     spec = client.get("/openapi.json").json()
     params = {p["name"] for p in spec["paths"]["/api/scenario"]["get"]["parameters"]}
     assert {"dp", "tp", "pp", "order", "schedule", "microbatches", "f_time", "hardware"} <= params
+
+
+def test_a_custom_shape_is_reported_as_custom_and_missing_shape_is_a_422_naming_it(client):
+    body = client.get("/api/scenario", params=dict(layers=4, hidden=256, heads=4)).json()
+    assert body["model"]["name"] == "custom" and body["model"]["gated_mlp"] is False
+    r = client.get("/api/scenario", params=dict(layers=4, hidden=256))
+    assert r.status_code == 422
+    assert r.json()["detail"][0]["loc"][-1] == "heads"
+    r = client.get("/api/scenario", params=dict(layers=4, hidden=256, heads=4, gated_mlp="maybe"))
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"][-1] == "gated_mlp"
