@@ -10,8 +10,30 @@ LIVE: dict[str, tuple[str, str]] = {
     "live.tagline": ("live run", "实时运行"),
     "live.runs_tagline": ("measured runs", "实测运行列表"),
     "live.run": ("Run", "运行"),
-    "live.waiting_first": ("waiting for the first record", "等待第一条记录"),
     "live.no_record": ("no record of this run yet", "还没有这次运行的记录"),
+    # An announced run: the store has its row (a probe rank said hello), no step record yet.
+    "live.announced": (
+        "Announced: a probe has said hello for this run, but no rank has sent a step record "
+        "yet. This page shows each record as soon as it arrives.",
+        "已登记：探针已经为这次运行打过招呼，但还没有任何 GPU 发来单步记录。"
+        "记录一到，本页就会立即显示。",
+    ),
+    # The 404 page of /runs/{run}: a run name the store has never heard of.
+    "live.missing_title": ("No such run", "没有这个运行"),
+    "live.missing_heading": ("No run named {run}", "没有名为 {run} 的运行"),
+    "live.missing_text": (
+        "The server has no record of a run with this name: check the link for a typo, or "
+        "open one of the runs below.",
+        "服务器上没有叫这个名字的运行：请检查链接是否拼错，或打开下面列出的某个运行。",
+    ),
+    "live.missing_watch": (
+        "If a probe is about to start this run, keep the page open: it checks every {s} s and "
+        "opens the run's live page as soon as the run is announced.",
+        "如果探针马上就要启动这次运行，请保持本页打开：它每 {s} 秒检查一次，"
+        "运行一登记就会自动打开它的实时页面。",
+    ),
+    "live.known_runs": ("Known runs, newest first", "已有的运行（最新的在前）"),
+    "live.all_runs": ("All runs", "全部运行"),
     "live.stream_title": (
         "The live feed; 'complete' means no hole since the last refetch.",
         "实时数据流；“完整”表示自上次重新拉取以来没有缺口。",

@@ -12,6 +12,8 @@ from app import errors
 from app.api import (
     assets,
     compare,
+    compression,
+    docs_offline,
     health,
     ingest,
     metrics,
@@ -26,6 +28,7 @@ from app.api import (
     viewers,
     views,
 )
+from app.api.scenario_cache import ScenarioCache
 from app.live.services import Live
 from app.settings import Settings
 
@@ -38,9 +41,12 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     live = Live(app.state.settings, getattr(app.state, "live_config", None))
     app.state.live = live
     await live.start()
+    # /metrics' own registry
+    app.state.metrics = metrics.Metrics(live, app.state.settings, app.state.scenario_cache)
     try:
         yield
     finally:
+        app.state.metrics.close()
         await live.stop()
 
 
@@ -51,8 +57,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="0.1.0",
         description="See DP x TP x PP parallelism: layout, schedules, costs and live runs.",
         lifespan=lifespan,
+        # FastAPI's own /docs and /redoc load from a CDN; docs_offline serves them locally.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
+    # Made here, not in the lifespan: routes use it even when no lifespan runs (tests).
+    app.state.scenario_cache = ScenarioCache(settings.scenario_cache_bytes, app.version)
     errors.install(app)
     app.include_router(health.router)
     app.include_router(scenario.router)
@@ -64,7 +75,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(metrics.router)
     app.include_router(ingest.router)
     app.include_router(viewers.router)
+    compression.install(app)
     assets.install(app)
+    docs_offline.install(app)
     app.include_router(compare.make_router())
     app.include_router(pages.make_router())
     app.include_router(trend.make_page_router())

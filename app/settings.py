@@ -20,6 +20,15 @@ class Settings(BaseSettings):
     # Python, so more threads than cores only trade the GIL back and forth and stretch the
     # tail; a few keep requests close to first come, first served.
     compute_threads: int = Field(16, ge=1, le=256)
+    # Bytes of scenario JSON kept for repeat requests (app/api/scenario_cache.py); 0 keeps
+    # none. A 1,024-GPU interleaved scenario is about 350 KB, so the default holds ~700.
+    scenario_cache_bytes: int = Field(256 * 2**20, ge=0, le=64 * 2**30)
+    # /metrics cardinality, whatever the store holds: unfinished runs (newest first, at most
+    # this many) plus the newest finished ones, and per-rank series only for the N slowest
+    # ranks of each run's newest step (a 16k-rank run must not become 16k series).
+    metrics_unfinished_runs: int = Field(64, ge=0, le=10_000)
+    metrics_finished_runs: int = Field(8, ge=0, le=10_000)
+    metrics_slowest_ranks: int = Field(8, ge=0, le=1024)
 
     @field_validator("ingest_token")
     @classmethod

@@ -8,7 +8,9 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ASSET = re.compile(r'(?:src|href)="/static/((?:js|css)/[\w./-]+\.(?:js|css))"')
+# Pages name our files under the static tree's hash (/static/<hash>/js/x.js); the bare
+# /static/js/x.js form is matched too.
+ASSET = re.compile(r'(?:src|href)="/static/(?:[0-9a-f]{12}/)?((?:js|css)/[\w./-]+\.(?:js|css))"')
 IMPORT = re.compile(r'(?:^|\n)\s*(?:import|export)\b[^;"\']*?["\'](\./[\w./-]+\.js)["\']')
 
 

@@ -1,68 +1,174 @@
-"""GET /metrics: Prometheus text exposition format 0.0.4 (prometheus.io/docs/instrumenting/
-exposition_formats): ``# HELP``, ``# TYPE``, then ``name{label="value"} number`` lines."""
+"""GET /metrics: the live side in Prometheus text, written by ``prometheus_client``.
+
+A custom collector (prometheus.github.io/client_python/collector/custom/) on a registry of
+this app's own, never the process-wide default: it reads the counters and the store at
+scrape time. Counter families are named without ``_total``: the library appends it, so the
+exposed names stay those dashboards already use. Cardinality is bounded by settings: the
+unfinished runs and the newest few finished ones, a fixed set of series each, and per-rank
+series only for the N slowest ranks of each run's newest step.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
-from fastapi.responses import PlainTextResponse
+from collections.abc import Iterator
 
+from fastapi import APIRouter, Request, Response
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+from app.api.scenario_cache import ScenarioCache
+from app.live.metrics_read import MetricsReader
+from app.live.run_metrics import RANK_STATES, RunValues, run_values
 from app.live.services import Live
+from app.settings import Settings
 
 router = APIRouter(tags=["metrics"])
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+RUN_STATUSES = ("running", "stale", "failed", "done")  # app/live/liveness.py's run statuses
 
 
-def _label(value: str) -> str:
-    # The format's escapes for label values: backslash, double quote and line feed.
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _metric(out: list[str], name: str, kind: str, help_: str, samples) -> None:
-    out += [f"# HELP {name} {help_}", f"# TYPE {name} {kind}"]
-    for labels, value in samples:
-        tags = ",".join(f'{k}="{_label(str(v))}"' for k, v in labels.items())
-        out.append(f"{name}{{{tags}}} {value:.6g}" if tags else f"{name} {value:.6g}")
-
-
-def render(live: Live) -> str:
-    s, hub, out = live.stats, live.hub, []
-    plain = [
-        ("meshscope_viewers", "gauge", "Open viewer websockets.", hub.viewers),
-        ("meshscope_ingest_connections", "gauge", "Open producer websockets.", s.connections),
-        ("meshscope_ingest_rate", "gauge", "Records stored per second, last 10 s.",
-         s.rate.per_second()),
-        ("meshscope_ingest_frames_total", "counter", "Frames read from producers.", s.frames),
-        ("meshscope_ingest_records_total", "counter", "Records stored (new rows).", s.records),
-        ("meshscope_ingest_duplicates_total", "counter", "Resent records already held.",
-         s.duplicates),
-        ("meshscope_ingest_superseded_total", "counter", "Records of a dead attempt.",
-         s.superseded),
-        ("meshscope_ingest_invalid_total", "counter", "Frames answered with an error.", s.invalid),
-        ("meshscope_ingest_refused_total", "counter", "Handshakes refused before accept.",
-         s.refused),
-        ("meshscope_ingest_policy_closes_total", "counter", "Producers closed with 1008.",
-         s.policy_closes),
-        ("meshscope_ingest_throttled_total", "counter", "Frames delayed by the rate cap.",
-         s.throttled),
-        ("meshscope_store_commits_total", "counter", "Store transactions.", live.writer.commits),
-        ("meshscope_fanout_items_total", "counter", "Items published to viewers.", hub.published),
-        ("meshscope_fanout_frames_total", "counter", "Coalesced frames built.", hub.frames),
-        ("meshscope_viewer_dropped_frames_total", "counter",
-         "Frames dropped from full viewer queues.", hub.dropped),
-        ("meshscope_viewer_kicked_total", "counter", "Viewers disconnected for staying full.",
-         hub.kicked),
+def service_families(live: Live) -> Iterator[Metric]:
+    s, hub = live.stats, live.hub
+    gauges = [
+        ("meshscope_viewers", "Open viewer websockets.", hub.viewers),
+        ("meshscope_ingest_connections", "Open producer websockets.", s.connections),
+        ("meshscope_ingest_rate", "Records stored per second, last 10 s.", s.rate.per_second()),
+    ]
+    counters = [
+        ("meshscope_ingest_frames", "Frames read from producers.", s.frames),
+        ("meshscope_ingest_records", "Records stored (new rows).", s.records),
+        ("meshscope_ingest_duplicates", "Resent records already held.", s.duplicates),
+        ("meshscope_ingest_superseded", "Records of a dead attempt.", s.superseded),
+        ("meshscope_ingest_invalid", "Frames answered with an error.", s.invalid),
+        ("meshscope_ingest_refused", "Handshakes refused before accept.", s.refused),
+        ("meshscope_ingest_policy_closes", "Producers closed with 1008.", s.policy_closes),
+        ("meshscope_ingest_throttled", "Frames delayed by the rate cap.", s.throttled),
+        ("meshscope_store_commits", "Store transactions.", live.writer.commits),
+        ("meshscope_fanout_items", "Items published to viewers.", hub.published),
+        ("meshscope_fanout_frames", "Coalesced frames built.", hub.frames),
+        ("meshscope_viewer_dropped_frames", "Frames dropped from full viewer queues.",
+         hub.dropped),
+        ("meshscope_viewer_kicked", "Viewers disconnected for staying full.", hub.kicked),
     ]  # fmt: skip
-    for name, kind, help_, value in plain:
-        _metric(out, name, kind, help_, [({}, value)])
-    times = live.reader.last_step_times()
-    _metric(
-        out, "meshscope_run_step_time_seconds", "gauge",
-        "Step time of each run's newest step (its slowest rank).",
-        [({"run": run}, t) for run, t in sorted(times.items())],
-    )  # fmt: skip
-    return "\n".join(out) + "\n"
+    for name, help_, value in gauges:
+        yield GaugeMetricFamily(name, help_, value=value)
+    for name, help_, value in counters:
+        yield CounterMetricFamily(name, help_, value=value)
 
 
-@router.get("/metrics", response_class=PlainTextResponse, summary="Prometheus metrics")
-def metrics(request: Request) -> PlainTextResponse:
-    return PlainTextResponse(render(request.app.state.live), media_type=CONTENT_TYPE)
+RUN_GAUGES = (
+    ("step_time_seconds", "Step time of each run's newest step (its slowest rank).",
+     lambda v: v.newest.step_time_s if v.newest else None),
+    ("last_step", "Newest step any rank of the run reported.",
+     lambda v: v.newest.step if v.newest else None),
+    ("planned_steps", "Steps the run was launched for.", lambda v: v.planned_steps),
+    ("bubble_share", "Share of the newest step not spent computing (summed over its ranks).",
+     lambda v: v.shares.get("bubble")),
+    ("tp_share", "Share of the newest step in TP collectives.", lambda v: v.shares.get("tp")),
+    ("dp_share", "Share of the newest step in the DP all-reduce.", lambda v: v.shares.get("dp")),
+    ("pp_wait_share", "Share of the newest step waiting for pipeline peers.",
+     lambda v: v.shares.get("pp_wait")),
+    ("model_flops_per_second_per_gpu",
+     "Model FLOP/s per GPU over the newest step (MFU's numerator; peak FLOP/s is not recorded).",
+     lambda v: v.flops_per_gpu),
+)  # fmt: skip
+
+
+def run_families(runs: list[RunValues]) -> Iterator[Metric]:
+    for suffix, help_, value in RUN_GAUGES:
+        family = GaugeMetricFamily(f"meshscope_run_{suffix}", help_, labels=["run"])
+        for v in runs:
+            x = value(v)
+            if x is not None:  # a run without records has no step to describe
+                family.add_metric([v.run], x)
+        yield family
+    ranks = GaugeMetricFamily(
+        "meshscope_run_ranks", "Ranks of the run in each liveness state.", labels=["run", "state"]
+    )
+    status = GaugeMetricFamily(
+        "meshscope_run_status", "1 for the run's current status.", labels=["run", "status"]
+    )
+    slowest = GaugeMetricFamily(
+        "meshscope_run_slowest_rank_step_time_seconds",
+        "Step time of the slowest ranks of the newest step (only the N slowest).",
+        labels=["run", "rank"],
+    )
+    for v in runs:
+        for state in RANK_STATES:
+            ranks.add_metric([v.run, state], v.ranks[state])
+        for s in RUN_STATUSES:
+            status.add_metric([v.run, s], 1.0 if v.status == s else 0.0)
+        for rank, t in v.newest.slowest if v.newest else []:
+            slowest.add_metric([v.run, str(rank)], t)
+    yield from (ranks, status, slowest)
+
+
+def cache_families(cache: ScenarioCache) -> Iterator[Metric]:
+    lru = cache.lru
+    yield GaugeMetricFamily(
+        "meshscope_scenario_cache_entries", "Scenarios held as ready JSON.", value=lru.entries
+    )
+    yield GaugeMetricFamily("meshscope_scenario_cache_bytes", "Bytes they hold.", value=lru.bytes)
+    yield GaugeMetricFamily(
+        "meshscope_scenario_cache_max_bytes", "The cache's bound.", value=lru.max_bytes
+    )
+    counters = [
+        ("meshscope_scenario_cache_hits", "Requests answered from the cache.", lru.hits),
+        ("meshscope_scenario_cache_misses", "Scenarios evaluated.", lru.misses),
+        ("meshscope_scenario_cache_evictions", "Entries evicted by the bound.", lru.evictions),
+    ]
+    for name, help_, value in counters:
+        yield CounterMetricFamily(name, help_, value=value)
+
+
+class CacheCollector:
+    def __init__(self, cache: ScenarioCache) -> None:
+        self.cache = cache
+
+    def collect(self) -> Iterator[Metric]:
+        yield from cache_families(self.cache)
+
+
+class LiveCollector:
+    """Counters from the live objects, per-run values from the store: one query for the
+    exported runs, one per run for its newest step; liveness is in memory."""
+
+    def __init__(self, live: Live, reader: MetricsReader, settings: Settings) -> None:
+        self.live, self.reader, self.settings = live, reader, settings
+
+    def runs(self) -> list[RunValues]:
+        s = self.settings
+        rows = self.reader.exported_runs(s.metrics_unfinished_runs, s.metrics_finished_runs)
+        return [
+            run_values(
+                row,
+                self.reader.newest_step(row["run"], s.metrics_slowest_ranks),
+                self.live.liveness.snapshot(row["run"]),
+            )
+            for row in rows
+        ]
+
+    def collect(self) -> Iterator[Metric]:
+        yield from service_families(self.live)
+        yield from run_families(self.runs())
+
+
+class Metrics:
+    """The app's registry and the store reader its collector uses; built in the lifespan
+    beside ``Live``, closed with it."""
+
+    def __init__(self, live: Live, settings: Settings, cache: ScenarioCache) -> None:
+        self.reader = MetricsReader(settings.db)
+        self.registry = CollectorRegistry()
+        self.registry.register(LiveCollector(live, self.reader, settings))
+        self.registry.register(CacheCollector(cache))
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def close(self) -> None:
+        self.reader.close()
+
+
+@router.get("/metrics", summary="Prometheus metrics")
+def metrics(request: Request) -> Response:
+    return Response(request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)

@@ -50,6 +50,7 @@ def respond(
         "errors": errors,
         "page_json": json_for_script(data),
         "plotly_url": request.app.state.plotly_url,
+        "static_url": request.app.state.static.url,
         **context,
     }
     return templates.TemplateResponse(

@@ -1,8 +1,10 @@
 """GET / (overview) and GET /flow: server-rendered pages with the view model embedded.
 
 A shared link shows the right picture before any fetch: the page carries the same JSON
-``/api/scenario`` returns, plus the view's derived data. A bad parameter renders the page
-anyway, with the reason beside the control to change, and status 422 (never a 500).
+``/api/scenario`` returns (parsed from the app's ScenarioCache, so a link many open is
+evaluated once for the API and the pages alike), plus the view's derived data. A bad
+parameter renders the page anyway, with the reason beside the control to change, and status
+422 (never a 500).
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from pydantic import ValidationError
 from app.api import controls
 from app.api.page_data import errors_by_field, respond
 from app.core import flow, orders
-from app.core.evaluate import evaluate
 from app.core.scenario import Scenario, ScenarioError
 from app.paths import asset_dir
 
@@ -28,9 +29,10 @@ Evaluator = Callable[[Scenario], dict[str, Any]]
 PAGE_CONTROLS = {"overview": {"color", "rank"}, "flow": {"speed", "t", "rank"}}
 
 
-def get_evaluator() -> Evaluator:
-    """The core's evaluate; a dependency so tests can feed the page a richer view model."""
-    return evaluate
+def get_evaluator(request: Request) -> Evaluator:
+    """The core's evaluate through the app's cache; a dependency so tests can feed the page
+    a richer (or barer) view model."""
+    return request.app.state.scenario_cache.model
 
 
 EvaluatorDep = Annotated[Evaluator, Depends(get_evaluator)]

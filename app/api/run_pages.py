@@ -1,6 +1,7 @@
 """GET /runs (the list) and GET /runs/{run} (the live page; its URL is the share link and
 replays the run after it ends). Server-rendered with the run's config embedded, so the page
-knows what it draws before its first fetch."""
+knows what it draws before its first fetch. A run name the store has never heard of gets a
+404 page listing the known runs, which opens the live page once a probe announces the run."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ from app.paths import asset_dir
 
 RunName = Annotated[str, Path(pattern=RUN_NAME_PATTERN, max_length=64)]
 Lang = Annotated[Literal["en", "zh"], Query(description="page language")]
+POLL_S = 3  # how often the 404 page asks whether the run has been announced
+LISTED = 50  # known runs the 404 page lists; /runs has the rest
+WATCHED = ("running", "stale")  # statuses in which an announced run may still send records
 
 
 def make_router() -> APIRouter:
@@ -41,15 +45,20 @@ def make_router() -> APIRouter:
             }
         )
 
-    @router.get("/runs", response_class=HTMLResponse)
-    def runs_page(request: Request, lang: Lang = "en") -> HTMLResponse:
-        rows = request.app.state.live.reader.runs()
+    def known_runs(request: Request, limit: int = 500) -> list[dict[str, Any]]:
+        """Newest first, each row with its run config spread in (the listed columns)."""
+        rows = request.app.state.live.reader.runs(limit)
         for row in rows:
             row.update(json.loads(row.pop("info")))
+        return rows
+
+    @router.get("/runs", response_class=HTMLResponse)
+    def runs_page(request: Request, lang: Lang = "en") -> HTMLResponse:
         words = language(lang)
         context = {
-            "runs": rows,
+            "runs": known_runs(request),
             "plotly_url": request.app.state.plotly_url,
+            "static_url": request.app.state.static.url,
             "page_json": json_for_script({"strings": words["strings"]}),
             **words,
         }
@@ -62,27 +71,48 @@ def make_router() -> APIRouter:
         step: Annotated[int | None, Query(ge=0, le=MAX_STEP)] = None,
         lang: Lang = "en",
     ) -> HTMLResponse:
-        row = request.app.state.live.reader.run(run)
-        info = json.loads(row["info"]) if row else None
+        reader = request.app.state.live.reader
+        row = reader.run(run)
+        if row is None:
+            return missing_page(request, run, lang)
+        info = json.loads(row["info"])
+        # Announced (a rank said hello) but no step record yet: the page says it waits.
+        waiting = row["status"] in WATCHED and not reader.trend(run, limit=1)
         data = {
             "run": run,
             "info": info,
-            "world": row["world"] if row else None,
-            "status": row["status"] if row else None,
+            "world": row["world"],
+            "status": row["status"],
             "step": step,
+            "waiting": waiting,
         }
         words = language(lang)
         data["strings"] = words["strings"]
         context = {
             "run": run,
             "info": info,
-            "found": row is not None,
+            "waiting": waiting,
             "config": config_line(info, lang),
             "page_json": json_for_script(data),
             "plotly_url": request.app.state.plotly_url,
+            "static_url": request.app.state.static.url,
             **words,
         }
-        # 200 even before the run exists: a link shared before the probe starts waits for it.
         return templates.TemplateResponse(request, "run_live.html", context)
+
+    def missing_page(request: Request, run: str, lang: str) -> HTMLResponse:
+        """404, yet a page: the known runs as links, and a poll for a run about to start."""
+        words = language(lang)
+        data = {"run": run, "poll_s": POLL_S, "strings": words["strings"]}
+        context = {
+            "run": run,
+            "runs": known_runs(request, LISTED),
+            "poll_s": POLL_S,
+            "page_json": json_for_script(data),
+            "plotly_url": request.app.state.plotly_url,
+            "static_url": request.app.state.static.url,
+            **words,
+        }
+        return templates.TemplateResponse(request, "run_missing.html", context, status_code=404)
 
     return router

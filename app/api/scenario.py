@@ -1,27 +1,62 @@
-"""GET /api/scenario: one validated scenario in, everything the views draw out."""
+"""GET /api/scenario: one validated scenario in, everything the views draw out.
+
+Answered from the app's ScenarioCache (app/api/scenario_cache.py): the same link opened by
+many is computed once. A scenario's answer changes only when the server's code does, so it
+carries an ETag (the version and a hash of the bytes) and may be reused for a while; a
+client that sends the ETag back in If-None-Match gets a 304 and no body.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
 
-from app.core.evaluate import evaluate
+from app.api.compression import VARY, accepts_gzip
+from app.api.scenario_cache import Entry
 from app.core.scenario import Scenario
 
 router = APIRouter(tags=["scenario"])
 
 ScenarioQuery = Annotated[Scenario, Query()]
+# An hour: long enough for a class on one link, short enough that a redeploy shows up soon.
+CACHE_CONTROL = "public, max-age=3600"
+
+
+def not_modified(if_none_match: str | None, etag: str) -> bool:
+    """If-None-Match's weak comparison: any listed tag equal to ours, W/ aside, or "*"."""
+    if not if_none_match:
+        return False
+    tags = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+    return "*" in tags or etag.removeprefix("W/") in tags
+
+
+def respond(request: Request, entry: Entry) -> Response:
+    """The cached bytes as they are, gzipped ones to a client that takes gzip, or a 304."""
+    headers = {"ETag": entry.etag, "Cache-Control": CACHE_CONTROL, **VARY}
+    if not_modified(request.headers.get("if-none-match"), entry.etag):
+        return Response(status_code=304, headers=headers)
+    if entry.gzipped is not None and accepts_gzip(request.headers.get("accept-encoding", "")):
+        headers["Content-Encoding"] = "gzip"
+        return Response(entry.gzipped, media_type="application/json", headers=headers)
+    return Response(entry.body, media_type="application/json", headers=headers)
 
 
 @router.get(
     "/api/scenario",
     summary="Rank layout, schedule, simulated timeline and cost model for one scenario",
     response_model=dict[str, Any],
-    responses={422: {"description": "A parameter is invalid; `detail` names it and why"}},
+    responses={
+        304: {"description": "If-None-Match holds this answer's ETag: reuse your copy"},
+        422: {"description": "A parameter is invalid; `detail` names it and why"},
+    },
 )
-def get_scenario(scenario: ScenarioQuery) -> JSONResponse:
-    # Returned as a response: the view model is plain JSON data already, and FastAPI's
-    # jsonable_encoder walk over it took most of a 1,024-GPU request.
-    return JSONResponse(evaluate(scenario))
+async def get_scenario(scenario: ScenarioQuery, request: Request) -> Response:
+    cache = request.app.state.scenario_cache
+    # A hit is a lookup, answered here on the event loop: a hop to the thread pool per hit
+    # was most of a hot link's latency under 50 clients. A miss computes (CPU-bound) or waits
+    # on another request's computation, so it runs on the compute threads, as sync routes do.
+    entry = cache.kept(scenario) or await run_in_threadpool(cache.entry, scenario)
+    return respond(request, entry)

@@ -84,15 +84,6 @@ class Reader:
         )
         return rows[::-1]
 
-    def last_step_times(self) -> dict[str, float]:
-        """Per run, the step time of its newest step (slowest rank), for /metrics."""
-        rows = self._conn().execute(
-            "SELECT s.run, MAX(s.step_time_s) FROM steps s JOIN"
-            " (SELECT run, MAX(step) AS step FROM steps WHERE superseded = 0 GROUP BY run) m"
-            " ON s.run = m.run AND s.step = m.step WHERE s.superseded = 0 GROUP BY s.run"
-        )
-        return dict(rows.fetchall())
-
     def events(self, run: str, limit: int = 200) -> list[dict[str, Any]]:
         rows = self._rows(
             "SELECT rank, at, kind, detail FROM events WHERE run = ? ORDER BY id DESC LIMIT ?",

@@ -16,6 +16,7 @@ const ANALYSIS_EVERY_MS = 700; // at most this often while following a fast run
 const state = {
   info: page.info, world: 0, attempt: 0, follow: page.step === null, pinned: page.step,
   steps: new Map(), latest: -1, drawn: null, analysis: null, inflight: false, again: false,
+  waiting: page.waiting, // announced, no step record yet
 };
 const timeline = new LiveTimeline($("live-timeline"), $("live-overlay"));
 const trend = new Trend($("trend"));
@@ -54,12 +55,22 @@ function tally() {
 }
 
 function showStatus(status, reason, failedAt) {
+  // Announced, no record yet: the badge says "waiting" and the notice under the config why.
+  const waiting = state.waiting && (status === "running" || status === "stale");
+  $("run-waiting").hidden = !waiting;
+  if (waiting && status === "running") status = "waiting";
   const badge = $("run-status");
   badge.dataset.status = status ?? "";
   badge.textContent = status ? trOr(`live.status.${status}`, status) : "";
   root.dataset.status = status ?? "";
   const when = failedAt ? ` (${fill("live.last_event", { time: new Date(failedAt * 1000).toLocaleTimeString() })})` : "";
   $("run-reason").textContent = reason ? reason + when : "";
+}
+
+function firstRecord() {
+  state.waiting = false;
+  $("run-waiting").hidden = true;
+  if (root.dataset.status === "waiting") showStatus("running", "", null);
 }
 
 function eventItem(e) {
@@ -95,6 +106,7 @@ async function sync() {
   await trend.reset(data.trend.filter((p) => p.ranks >= state.world), data.attempt);
   const last = data.trend.at(-1); // a reopened link shows the newest step time before any record
   if (last) $("last-step-time").textContent = seconds(last.step_time_s);
+  state.waiting = data.trend.length === 0;
   showStatus(data.status, data.reason, data.failed_at);
   showEvents(data.events);
   tally();
@@ -104,6 +116,7 @@ async function sync() {
 function onItems(items) {
   for (const it of items) {
     if (it.type === "record") {
+      if (state.waiting) firstRecord();
       stepOf(it.step).ranks.add(it.rank);
       $("last-step-time").textContent = seconds(it.step_time_s);
     } else if (it.type === "step") {

@@ -4,6 +4,7 @@ import re
 import warnings
 
 import pytest
+from prometheus_client import CONTENT_TYPE_LATEST
 from support import TOKEN, records, run_info
 
 from app.core.protocol import ProbeRecord
@@ -67,7 +68,7 @@ def test_analysis_of_the_latest_and_of_a_chosen_step(client):
 def test_metrics_are_prometheus_text(client):
     _seed(client)
     resp = client.get("/metrics")
-    assert resp.headers["content-type"].startswith("text/plain; version=0.0.4")
+    assert resp.headers["content-type"] == CONTENT_TYPE_LATEST  # prometheus_client's text format
     text = resp.text
     names = ("meshscope_viewers", "meshscope_ingest_rate",
              "meshscope_viewer_dropped_frames_total", "meshscope_viewer_kicked_total")  # fmt: skip
@@ -83,7 +84,7 @@ def test_the_pages_render_and_load_nothing_from_outside(client):
     assert listing.status_code == 200 and 'href="/runs/api-run"' in listing.text
     page = client.get("/runs/api-run")
     assert page.status_code == 200 and "live_page.js" in page.text
-    assert client.get("/runs/not-yet").status_code == 200  # a link shared before the run starts
+    assert client.get("/runs/not-yet").status_code == 404  # tests/live/test_run_pages.py
     for html in (listing.text, page.text):
         srcs = re.findall(r'(?:src|href)="([^"]+)"', html)
         assert all(s.startswith("/") for s in srcs), srcs
