@@ -128,6 +128,22 @@ UI: dict[str, tuple[str, str]] = {
     "units.s": ("time (s)", "时间（秒）"),
     "microbatch": ("micro-batch", "微批次"),
     "chunk": ("chunk", "模型块"),
+    "hf.title": ("Import a Hugging Face config.json", "导入 Hugging Face 的 config.json"),
+    "hf.paste": ("Paste the model's config.json", "粘贴模型的 config.json"),
+    "hf.upload": ("Choose a file…", "选择文件…"),
+    "hf.submit": ("Import the shape", "导入模型结构"),
+    "hf.hint": (
+        "Llama, Mistral, Qwen2/3, GPT-2, OPT, BLOOM, GPT-NeoX; dense models only. "
+        "The shape replaces the model fields; DP, TP, PP and the rest stay.",
+        "支持 Llama、Mistral、Qwen2/3、GPT-2、OPT、BLOOM、GPT-NeoX，仅限稠密模型。"
+        "导入的结构替换模型字段，DP、TP、PP 等其余设置保持不变。",
+    ),
+    "hf.empty": (
+        "Paste a config.json or choose a file first.",
+        "请先粘贴 config.json 或选择文件。",
+    ),
+    "hf.failed": ("Not imported", "未能导入"),
+    "hf.busy": ("Importing…", "正在导入…"),
 }
 
 FIELDS: dict[str, tuple[str, str]] = {
@@ -155,6 +171,12 @@ FIELDS: dict[str, tuple[str, str]] = {
     "field.zero": ("ZeRO stage", "ZeRO 阶段"),
     "field.recompute": ("activation recompute", "激活重计算"),
     "field.sequence_parallel": ("sequence parallel", "序列并行"),
+    "field.flash_attention": ("flash attention", "FlashAttention（不存注意力矩阵）"),
+    "field.overlap_grad_reduce": (
+        "overlap DP gradient sync with backward",
+        "DP 梯度同步与反向重叠",
+    ),
+    "field.overlap_param_gather": ("prefetch ZeRO-3 parameter gathers", "ZeRO-3 参数预取重叠"),
     "field.hardware": ("hardware preset", "硬件预设"),
     "field.peak_tflops": ("peak TFLOP/s", "峰值 TFLOP/s"),
     "field.hbm_gib": ("HBM (GiB)", "显存（GiB）"),

@@ -111,7 +111,7 @@ def _with(base: Scenario, **changes: Any) -> Scenario:
 
 def expand_factory(base: Scenario) -> tuple[Scenario, ...]:
     """Same GPUs, model and global batch (micro-batches x DP): DP, TP, PP alone, then the base."""
-    # Global batch = micro_batch_size x microbatches x dp (app/core/cost_view.py, predict).
+    # Global batch = micro_batch_size x microbatches x dp (app/core/cost/view.py, predict).
     world, total_m = base.world_size, base.microbatches * base.dp
     flat = {"schedule": ScheduleName.one_f_one_b, "virtual_stages": 1}  # one stage: no schedule
     return (

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core import cost_view, schedules, specs
+from app.core import schedules, specs
+from app.core.cost import view as cost_view
 from app.core.scenario import MAX_SIMULATED_ACTIONS, MAX_WORLD, Scenario, ScenarioError
 from app.core.simulate import Durations, Timeline, simulate
 from app.core.topology import AXES, Layout, parse_order

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
-from app.core import costs, costs_time
+from app.core.cost import durations, memory, step
+from app.core.cost.training import Training
 from app.core.evaluate import prepare
 from app.core.presets import HARDWARE, MODELS, HardwareSpec, ModelSpec
 from app.core.scenario import Scenario
+from app.core.simulate import Durations
 from app.core.topology import Layout
 
 SCHEDULES = (("1f1b", 1), ("zb-h1", 1), ("interleaved", 2), ("interleaved", 4), ("gpipe", 1))
@@ -87,7 +89,7 @@ def _peak_inflight(c: Candidate, micro: int) -> list[int]:
     return [min(p - i, micro) for i in range(p)]
 
 
-def _makespan(c: Candidate, micro: int, d: costs_time.Durations) -> float:
+def _makespan(c: Candidate, micro: int, d: Durations) -> float:
     p, f, b, w = c.pp, d.f, d.b, d.w
     hops = 2 * (p - 1) * d.p2p
     if c.schedule == "zb-h1":  # Qi et al. 2024 §3.1: m(F+B+W) + (p-1)(F+B-W)
@@ -97,21 +99,17 @@ def _makespan(c: Candidate, micro: int, d: costs_time.Durations) -> float:
 
 
 def estimate(c: Candidate, m: ModelSpec, hw: HardwareSpec, batch: int) -> dict[str, Any]:
-    t = costs.Training(c.mbs, c.microbatches(batch), "bf16", c.zero, c.recompute)
+    t = Training(c.mbs, c.microbatches(batch), "bf16", c.zero, c.recompute)
     layout = Layout(dp=c.dp, tp=c.tp, pp=c.pp, gpus_per_node=hw.gpus_per_node)
     micro, head = t.microbatches, c.pp - 1
-    durations, _ = costs_time.stage_durations(m, hw, t, layout, c.v, head)
-    slowest = max(durations, key=lambda d: d.f + d.b + d.w)
-    stages = costs.stage_memory(m, t, (c.dp, c.tp, c.pp), c.v, head, _peak_inflight(c, micro))
+    stage_d, _ = durations.stage_durations(m, hw, t, layout, c.v, head)
+    slowest = max(stage_d, key=lambda d: d.f + d.b + d.w)
+    stages = memory.stage_memory(m, t, (c.dp, c.tp, c.pp), c.v, head, _peak_inflight(c, micro))
     rank_params = max(s.params for s in stages)
-    comm = costs_time.step_comm_bytes(m, t, layout, c.v, rank_params)
-    step = (
-        _makespan(c, micro, slowest)
-        + costs_time.dp_seconds(comm["dp_bytes"], hw, layout)
-        + costs_time.optimizer_seconds(rank_params, t, c.dp, hw)
-    )
+    end = step.tail(rank_params, t, layout, hw, stage_d, c.v)
+    step_s = _makespan(c, micro, slowest) + end.dp_s + end.optim_s
     peak = max(s.total_bytes for s in stages)
-    return {"tokens_per_s": batch * m.seq_len / step, "peak_bytes": peak,
+    return {"tokens_per_s": batch * m.seq_len / step_s, "peak_bytes": peak,
             "fits": peak <= hw.hbm_gib * GIB}  # fmt: skip
 
 

@@ -72,6 +72,9 @@ class Scenario(BaseModel):
     # is what Korthikanti et al. 2022's selective recompute drops from the activations.
     recompute: Literal["none", "selective", "full"] = "selective"
     sequence_parallel: bool = False
+    flash_attention: bool = Field(True, description="FlashAttention: no s x s scores in HBM")
+    overlap_grad_reduce: bool = Field(False, description="DP gradient sync under the backward")
+    overlap_param_gather: bool = Field(False, description="ZeRO-3 gathers prefetched")
     hardware: str = Field("h100-sxm", description="hardware preset")
     peak_tflops: float | None = Field(None, ge=1e-3, le=1e6)
     hbm_gib: float | None = Field(None, ge=1e-3, le=1e5)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.core.costs import Training
+from app.core.cost.training import Training
 from app.core.presets import HARDWARE, MODELS, HardwareSpec, ModelSpec
 from app.core.scenario import ARCH_FIELDS, CUSTOM_MODEL, Scenario, ScenarioError
 from app.core.schedules import FORWARD_ONLY
@@ -57,6 +57,9 @@ def training_of(s: Scenario) -> Training:
         recompute=s.recompute,
         sequence_parallel=s.sequence_parallel,
         forward_only=s.schedule in FORWARD_ONLY,
+        flash_attention=s.flash_attention,
+        overlap_grad_reduce=s.overlap_grad_reduce,
+        overlap_param_gather=s.overlap_param_gather,
     )
 
 

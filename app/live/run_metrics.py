@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from app.core import costs
+from app.core.cost import flops
 from app.core.presets import ModelSpec
 from app.core.protocol import RunInfo
 from app.live.metrics_read import NewestStep
@@ -44,10 +44,10 @@ def flops_per_gpu(info: RunInfo, step_time_s: float) -> float | None:
     """Model FLOPs of one iteration over (step time x GPUs): the MFU numerator."""
     if step_time_s <= 0:
         return None
-    # Global batch = microbatch size x microbatches x DP replicas (app/core/cost_view.py).
+    # Global batch = microbatch size x microbatches x DP replicas (app/core/cost/view.py).
     batch = info.model.microbatch_size * info.microbatches * info.dp
-    # Narayanan et al. 2021 eq. 3 without recompute (app.core.costs.model_flops).
-    return costs.model_flops(probe_model(info), batch) / (step_time_s * info.world_size)
+    # Narayanan et al. 2021 eq. 3 without recompute (app.core.cost.flops.model_flops).
+    return flops.model_flops(probe_model(info), batch) / (step_time_s * info.world_size)
 
 
 def shares(n: NewestStep) -> dict[str, float]:

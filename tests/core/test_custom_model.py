@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.core import costs
+from app.core.cost import memory
 from app.core.presets import MODELS
 from app.core.scenario import Scenario, ScenarioError
 from app.core.specs import check_model, model_of
@@ -20,7 +20,7 @@ def test_shape_without_a_model_is_a_megatron_gpt_not_the_default_llama():
     )
     # Narayanan et al. 2021 §5.1: 12h^2 + 13h per layer, plus (V + s) h embeddings.
     h = 256
-    assert costs.total_params(m) == 4 * (12 * h * h + 13 * h) + (51_200 + 2048) * h + 2 * h
+    assert memory.total_params(m) == 4 * (12 * h * h + 13 * h) + (51_200 + 2048) * h + 2 * h
 
 
 def test_every_model_field_is_settable_and_a_full_llama_shape_matches_the_preset():
@@ -32,7 +32,7 @@ def test_every_model_field_is_settable_and_a_full_llama_shape_matches_the_preset
     )  # fmt: skip
     m = model_of(Scenario(**shape))
     assert m.name == "custom"
-    assert costs.total_params(m) == costs.total_params(llama)
+    assert memory.total_params(m) == memory.total_params(llama)
 
 
 def test_an_explicit_preset_is_still_edited_in_place():

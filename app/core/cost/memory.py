@@ -1,35 +1,14 @@
-"""Parameters, FLOPs and memory of one DP x TP x PP training step. Pure arithmetic.
-
-Notation as in Narayanan et al. 2021 and Korthikanti et al. 2022: l layers, h hidden,
-a heads, s sequence, V vocabulary, b micro-batch size, t = tp, p = pp.
-"""
+"""Parameters and memory per pipeline stage: weights, gradients, optimizer state and
+activations. Notation as in Narayanan et al. 2021 and Korthikanti et al. 2022: l layers,
+h hidden, a heads, s sequence, V vocabulary, b micro-batch size, t = tp, p = pp."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
-from app.core.presets import ModelSpec
-
-DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
-
-
-@dataclass(frozen=True)
-class Training:
-    micro_batch_size: int = 1
-    microbatches: int = 4
-    dtype: Literal["bf16", "fp16", "fp32"] = "bf16"
-    zero: int = 0
-    recompute: Literal["none", "selective", "full"] = "none"
-    sequence_parallel: bool = False
-    forward_only: bool = False  # the seed's naive demo: no backward, no gradients, no update
-
-    @property
-    def passes(self) -> int:
-        """Layer passes per micro-batch: forward, backward, and full recompute's second forward."""
-        if self.forward_only:
-            return 1
-        return 3 if self.recompute == "full" else 2
+from app.core.cost.shapes import layers_per_chunk
+from app.core.cost.training import Training
+from app.core.models import ModelSpec
 
 
 @dataclass(frozen=True)
@@ -76,19 +55,6 @@ def total_params(m: ModelSpec) -> int:
     return m.layers * layer_params(m) + embedding_params(m) + head
 
 
-def layers_per_chunk(m: ModelSpec, pp: int, chunks: int, stage: int) -> int:
-    """Layers in one chunk of ``stage``. With one chunk per rank an uneven split shortens the
-    end stages first, which also hold the embedding and the head (Dubey et al. 2024 §3.3.2:
-    Llama 3 405B's 126 layers on 16 stages drop one layer from the first and the last)."""
-    base, extra = divmod(m.layers, pp * chunks)
-    if extra == 0 or chunks > 1:
-        return base
-    # `pp - extra` stages get `base` layers, taken alternately from the front and the back.
-    short = pp - extra
-    front, back = (short + 1) // 2, short // 2
-    return base if stage < front or stage >= pp - back else base + 1
-
-
 def stage_params(m: ModelSpec, stage: int, pp: int, tp: int, chunks: int, head_stage: int) -> int:
     """Parameters one rank of pipeline stage ``stage`` holds (its TP shard).
 
@@ -103,52 +69,20 @@ def stage_params(m: ModelSpec, stage: int, pp: int, tp: int, chunks: int, head_s
     return n // tp
 
 
-# --- FLOPs ---------------------------------------------------------------------------------
-
-
-def forward_flops_per_layer(m: ModelSpec, tokens: int) -> float:
-    # Narayanan et al. 2021 eq. 3 derivation: 2 FLOPs per matmul parameter per token
-    # (24bsh^2 for GPT) plus attention scores and values, 4bs^2h.
-    return 2.0 * tokens * layer_matmul_params(m) + 4.0 * tokens * m.seq_len * m.hidden
-
-
-def forward_flops_logits(m: ModelSpec, tokens: int) -> float:
-    return 2.0 * tokens * m.hidden * m.vocab  # Narayanan et al. 2021 eq. 3: 2bshV
-
-
-def model_flops(m: ModelSpec, global_batch: int) -> float:
-    """Training FLOPs per iteration, no recompute: backward = 2x forward."""
-    # Narayanan et al. 2021 eq. 3 with the recompute pass removed: 72Bslh^2(1+s/6h+V/12lh).
-    tokens = global_batch * m.seq_len
-    return 3.0 * (m.layers * forward_flops_per_layer(m, tokens) + forward_flops_logits(m, tokens))
-
-
-def hardware_flops(m: ModelSpec, global_batch: int, recompute: str) -> float:
-    """FLOPs the GPUs execute: full recompute repeats each layer's forward (eq. 3's 96)."""
-    tokens = global_batch * m.seq_len
-    layer = forward_flops_per_layer(m, tokens)
-    if recompute == "full":  # Narayanan et al. 2021 eq. 3: 96Bslh^2(1 + s/6h + V/16lh)
-        extra = layer
-    elif recompute == "selective":  # Korthikanti et al. 2022 §5: only QK^T/softmax/AV again
-        extra = 4.0 * tokens * m.seq_len * m.hidden
-    else:
-        extra = 0.0
-    return model_flops(m, global_batch) + m.layers * extra
-
-
-# --- memory --------------------------------------------------------------------------------
-
-
 def activation_bytes_per_layer(m: ModelSpec, t: Training, tp: int) -> float:
     """Korthikanti et al. 2022 §4 (Table 2), bytes for one micro-batch, 16-bit activations."""
     s, b, h, a = m.seq_len, t.micro_batch_size, m.hidden, m.heads
-    sbh, attn = s * b * h, 5.0 * a * s / h
+    sbh = s * b * h
+    # The 5as/h of softmax scores and dropout masks: selective recompute drops them, and
+    # flash attention never stores them (Dao et al. 2022 §3.1: O(s) extra memory).
+    kept_scores = t.recompute == "none" and not t.flash_attention
+    attn = 5.0 * a * s / h if kept_scores else 0.0
     if t.recompute == "full":
         per = 2.0 * sbh / (tp if t.sequence_parallel else 1)  # Table 2: 2sbh (input only)
     elif t.sequence_parallel:
-        per = sbh / tp * (34.0 + (0.0 if t.recompute == "selective" else attn))  # eq. 5/6
+        per = sbh / tp * (34.0 + attn)  # eq. 5/6
     else:
-        per = sbh * (10.0 + 24.0 / tp + (0.0 if t.recompute == "selective" else attn / tp))
+        per = sbh * (10.0 + 24.0 / tp + attn / tp)
     return per * (2.0 if t.dtype == "fp32" else 1.0)
 
 

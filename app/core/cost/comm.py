@@ -1,0 +1,141 @@
+"""Communication: bytes each rank sends per step on each axis, and seconds per collective in
+an alpha-beta model (Hockney 1994) with nccl-tests' bus-bandwidth convention, where a group
+that leaves its NVLink domain runs at the NICs its members bring, not one GPU's NIC."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from app.core.cost.shapes import layers_per_chunk
+from app.core.cost.training import Training
+from app.core.hardware import HardwareSpec
+from app.core.models import ModelSpec
+from app.core.topology import Layout
+
+
+def ring_factor(n: int) -> float:
+    # NCCL tests PERFORMANCE.md: a ring all-reduce moves 2(n-1)/n of the buffer per rank.
+    return 2.0 * (n - 1) / n if n > 1 else 0.0
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one group of an axis sits: its size and how many members share a domain."""
+
+    size: int
+    per_domain: int
+
+    @property
+    def domains(self) -> int:
+        return math.ceil(self.size / self.per_domain)
+
+
+def placement(layout: Layout, axis: str, domain_size: int) -> Placement:
+    members = layout.group(axis, 0)
+    counts: dict[int, int] = {}
+    for r in members:
+        counts[r // domain_size] = counts.get(r // domain_size, 0) + 1
+    return Placement(len(members), max(counts.values()))
+
+
+def bus_bandwidth_bps(p: Placement, hw: HardwareSpec) -> float:
+    e = hw.efficiency
+    intra = hw.intra_gbps * 1e9 * e.intra_busbw_fraction
+    if p.domains == 1:
+        return intra
+    # NCCL PERFORMANCE.md: a ring's bus bandwidth is its slowest hop. Rings leave a domain
+    # through the NICs of the group's members there (one NIC share per GPU on rail-optimised
+    # fabrics), so p.per_domain members bring p.per_domain shares.
+    return min(intra, p.per_domain * hw.inter_gbps * 1e9 * e.inter_busbw_fraction)
+
+
+def tree_latency_s(p: Placement, hw: HardwareSpec) -> float:
+    """An all-reduce's latency: ring steps inside a domain, a tree across domains (NCCL picks
+    trees across nodes for small messages: Sanders et al. 2009 double binary trees)."""
+    e = hw.efficiency
+    inter_steps = math.ceil(math.log2(p.domains)) if p.domains > 1 else 0
+    return 2e-6 * ((p.per_domain - 1) * e.intra_latency_us + inter_steps * e.inter_latency_us)
+
+
+def ring_latency_s(p: Placement, hw: HardwareSpec) -> float:
+    """An all-gather's or reduce-scatter's latency: NCCL runs them as rings only, n - 1 steps,
+    of which one per domain crosses the network (NCCL docs, Collective Operations)."""
+    e = hw.efficiency
+    crossings = p.domains if p.domains > 1 else 0
+    return 1e-6 * ((p.size - 1 - crossings) * e.intra_latency_us + crossings * e.inter_latency_us)
+
+
+def all_reduce_s(nbytes: float, p: Placement, hw: HardwareSpec, messages: int = 1) -> float:
+    """``nbytes`` all-reduced in ``messages`` collectives (buckets, layers)."""
+    if p.size == 1 or nbytes == 0:
+        return 0.0
+    return ring_factor(p.size) * nbytes / bus_bandwidth_bps(p, hw) + messages * tree_latency_s(
+        p, hw
+    )
+
+
+def all_gather_s(nbytes: float, p: Placement, hw: HardwareSpec, messages: int = 1) -> float:
+    """All-gather (or reduce-scatter) of ``nbytes`` in all, in ``messages`` collectives:
+    (n-1)/n of it moves through every rank."""
+    if p.size == 1 or nbytes == 0:
+        return 0.0
+    moved = (p.size - 1) / p.size * nbytes / bus_bandwidth_bps(p, hw)
+    return moved + messages * ring_latency_s(p, hw)
+
+
+def p2p_s(nbytes: float, crosses_domain: bool, hw: HardwareSpec) -> float:
+    e = hw.efficiency
+    if crosses_domain:
+        bw, lat = hw.inter_gbps * e.inter_busbw_fraction, e.inter_latency_us
+    else:
+        bw, lat = hw.intra_gbps * e.intra_busbw_fraction, e.intra_latency_us
+    return nbytes / (bw * 1e9) + lat * 1e-6
+
+
+def activation_message_bytes(m: ModelSpec, t: Training, tp: int) -> float:
+    """One micro-batch's b x s x h activation (or its gradient)."""
+    full = m.seq_len * t.micro_batch_size * m.hidden * t.element_bytes
+    # Narayanan et al. 2021 §4.1 scatter/gather: with sequence parallel each TP rank sends 1/t.
+    return full / tp if t.sequence_parallel else full
+
+
+def tp_bytes_per_layer_pass(m: ModelSpec, t: Training, tp: int) -> float:
+    """Bytes one rank sends for TP in one layer's forward (or its input-grad backward)."""
+    # Shoeybi et al. 2019 §3: two all-reduces per layer per pass (attention and MLP); with
+    # sequence parallel each becomes all-gather + reduce-scatter of equal volume (Korthikanti
+    # et al. 2022 §4.2.2).
+    return 2.0 * ring_factor(tp) * tp_message_bytes(m, t)
+
+
+def tp_message_bytes(m: ModelSpec, t: Training) -> float:
+    return m.seq_len * t.micro_batch_size * m.hidden * t.element_bytes
+
+
+def zero3_gathers(t: Training) -> int:
+    """Parameter all-gathers per step under ZeRO-3: each micro-batch's forward and backward
+    gathers the weights again (Rajbhandari et al. 2020 §5.3; FSDP reshard_after_forward)."""
+    return 0 if t.zero < 3 else (1 if t.forward_only else 2) * t.microbatches
+
+
+def step_comm_bytes(
+    m: ModelSpec, t: Training, layout: Layout, chunks: int, rank_params: int
+) -> dict[str, float]:
+    """Bytes one rank sends per step on each axis."""
+    layers = max(layers_per_chunk(m, layout.pp, chunks, st) for st in range(layout.pp))
+    work = t.microbatches * chunks * layers  # the busiest rank's layer passes
+    tp_b = work * t.passes * tp_bytes_per_layer_pass(m, t, layout.tp) if layout.tp > 1 else 0.0
+    # Each micro-batch crosses each of the rank's chunk boundaries forward and backward.
+    crossings = 1.0 if t.forward_only else 2.0
+    pp_b = crossings * t.microbatches * chunks * activation_message_bytes(m, t, layout.tp)
+    pp_b = pp_b if layout.pp > 1 else 0.0
+    grad = 0.0 if t.forward_only else rank_params * t.element_bytes
+    # Rajbhandari et al. 2020 §7: gradients move 2Ψ(n-1)/n as an all-reduce does (ZeRO-1/2 as
+    # reduce-scatter + all-gather); ZeRO-3 reduce-scatters them once, Ψ(n-1)/n, and gathers
+    # the weights twice per micro-batch.
+    n = layout.dp
+    if t.zero >= 3:
+        dp_b = (n - 1) / n * rank_params * t.element_bytes * zero3_gathers(t) + grad * (n - 1) / n
+    else:
+        dp_b = grad * ring_factor(n)
+    return {"tp_bytes": tp_b, "pp_bytes": pp_b, "dp_bytes": dp_b}

@@ -1,0 +1,86 @@
+"""Seconds of one GPU's kernels: GEMMs on a shape-dependent efficiency curve with a roofline,
+attention (flash or explicit), and memory-bound work at HBM bandwidth."""
+
+from __future__ import annotations
+
+from app.core.cost.shapes import Gemm, attention_flops, layer_gemms, logits_gemm
+from app.core.cost.training import Training
+from app.core.hardware import HardwareSpec
+from app.core.models import ModelSpec
+
+
+def gemm_efficiency(flops: float, hw: HardwareSpec) -> float:
+    """Fraction of peak a GEMM of ``flops`` sustains: small GEMMs cannot fill the GPU's SMs
+    (Isaev et al. 2023, Calculon §4: efficiency rises with the matmul's size and saturates)."""
+    gflop = flops / 1e9
+    e = hw.efficiency
+    return e.gemm_max_fraction * gflop / (gflop + e.gemm_half_gflop)
+
+
+def hbm_seconds(nbytes: float, hw: HardwareSpec) -> float:
+    return nbytes / (hw.hbm_tbps * 1e12 * hw.efficiency.hbm_fraction)
+
+
+def gemm_seconds(g: Gemm, hw: HardwareSpec, element_bytes: int) -> float:
+    # Williams et al. 2009 roofline: the slower of compute and moving A, B and C once.
+    one = 2.0 * g.m * g.n * g.k
+    compute = one / (hw.peak_tflops * 1e12 * gemm_efficiency(one, hw))
+    memory = hbm_seconds(element_bytes * (g.m * g.k + g.k * g.n + g.m * g.n), hw)
+    return g.count * max(compute, memory)
+
+
+def layer_gemm_seconds(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> float:
+    """One layer's forward GEMMs; its backward runs each twice (input and weight grads)."""
+    tokens = t.micro_batch_size * m.seq_len
+    return sum(gemm_seconds(g, hw, t.element_bytes) for g in layer_gemms(m, tokens, tp))
+
+
+def attention_seconds(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> tuple[float, float]:
+    """(forward, backward) seconds of the attention core of one layer on one TP rank."""
+    tokens = t.micro_batch_size * m.seq_len
+    flops = attention_flops(m, tokens, tp)
+    if t.flash_attention:
+        # Dao 2023 (FlashAttention-2) §3: a causal mask skips the blocks above the diagonal,
+        # half the work; the backward recomputes the scores, 5 matmuls to the forward's 2.
+        forward = 0.5 * flops / (hw.peak_tflops * 1e12 * hw.efficiency.flash_fraction)
+        return forward, 2.5 * forward
+    heads = t.micro_batch_size * m.heads // tp
+    d = m.hidden // m.heads
+    bmm = gemm_seconds(Gemm(m.seq_len, m.seq_len, d, heads), hw, t.element_bytes)
+    bmm += gemm_seconds(Gemm(m.seq_len, d, m.seq_len, heads), hw, t.element_bytes)
+    # Korthikanti et al. 2022 §4.1: the s x s scores are written, then softmax and dropout
+    # each read and write them (plus a 1-byte mask): ~5 passes of 2 bytes and 1 of 1.
+    scores = heads * m.seq_len * m.seq_len
+    forward = bmm + hbm_seconds(scores * (5 * t.element_bytes + 1), hw)
+    return forward, 2.0 * forward
+
+
+def elementwise_bytes(m: ModelSpec, t: Training, tp: int) -> float:
+    """HBM bytes of one layer's memory-bound forward kernels on one TP rank: two norms, two
+    bias-dropout-residual adds, the activation function and rotary embeddings."""
+    tokens, e, h = t.micro_batch_size * m.seq_len, t.element_bytes, m.hidden
+    # Korthikanti et al. 2022 §4.2.2: sequence parallel splits the norms and dropouts over t.
+    spread = tokens * h / (tp if t.sequence_parallel else 1)
+    norms = 2 * 2 * e * spread  # read x, write y
+    residuals = 2 * (3 * e + 1) * spread  # read x and residual, write y and a 1-byte mask
+    ffn = tokens * m.ffn_hidden / tp
+    act = 3 * e * ffn if m.gated_mlp else 2 * e * ffn  # SwiGLU reads gate and up
+    rope = 0 if m.learned_positions else 2 * e * tokens * (h + 2 * m.kv_dim) / tp
+    return norms + residuals + act + rope
+
+
+def head_seconds(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> float:
+    """Forward of the output layer: the logits GEMM and the fp32 softmax cross-entropy over
+    V/t (Megatron-LM tensor_parallel/cross_entropy.py reads the logits and writes fp32)."""
+    tokens = t.micro_batch_size * m.seq_len
+    loss_bytes = tokens * m.vocab / tp * (t.element_bytes + 8)
+    return gemm_seconds(logits_gemm(m, tokens, tp), hw, t.element_bytes) + hbm_seconds(
+        loss_bytes, hw
+    )
+
+
+def optimizer_seconds(rank_params: int, t: Training, dp: int, hw: HardwareSpec) -> float:
+    # Adam is memory-bound. Rajbhandari et al. 2020 §3 state: read fp32 main grad, master
+    # weight, m and v (16 B), write master, m, v (12 B) and the 16-bit weight (2 B).
+    shard = rank_params / (dp if t.zero >= 1 else 1)
+    return hbm_seconds(shard * 30.0, hw)

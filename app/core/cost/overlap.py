@@ -1,0 +1,30 @@
+"""What compute hides of the DP and ZeRO communication, and what stays exposed."""
+
+from __future__ import annotations
+
+from app.core.simulate import Durations
+
+# Megatron-LM distributed/param_and_grad_buffer.py: buckets of at least 40M parameters.
+BUCKET_PARAMS = 40_000_000
+
+
+def exposed_gather_s(gather_s: float, compute_s: float, prefetch: bool) -> float:
+    """A ZeRO-3 parameter gather before a chunk pass: prefetched, it runs under the previous
+    pass and only what exceeds it shows (Zhao et al. 2023, FSDP §3.3); else it waits in full."""
+    return max(0.0, gather_s - compute_s) if prefetch else gather_s
+
+
+def exposed_grad_sync_s(
+    sync_s: float, rank_params: int, last_backward: Durations, chunks: int, overlap: bool
+) -> float:
+    """Seconds of the gradient sync left after the pipeline drains.
+
+    Overlapped (Li et al. 2020, PyTorch DDP §3.2.3; Megatron --overlap-grad-reduce), buckets
+    are reduced while the last micro-batch's backward still runs on this rank, so only what
+    exceeds that backward shows, and never less than the last bucket, which is ready last.
+    """
+    if not overlap or sync_s == 0:
+        return sync_s
+    window = chunks * (last_backward.b + last_backward.w)
+    last_bucket = sync_s * min(1.0, BUCKET_PARAMS / max(rank_params, 1))
+    return max(last_bucket, sync_s - window)
