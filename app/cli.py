@@ -13,12 +13,15 @@ from pathlib import Path
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from app.api.hardware import HardwareProfileFileError
     from app.main import create_app
     from app.settings import Settings
 
     overrides = {"host": args.host, "port": args.port}
     if args.db is not None:
         overrides["db"] = Path(args.db)
+    if args.hardware_profile:
+        overrides["hardware_profiles"] = [Path(p) for p in args.hardware_profile]
     settings = Settings(**overrides)
     if settings.ingest_token is None:
         # No token configured: make one for this server's lifetime and say how to use it.
@@ -27,7 +30,12 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"meshscope: ingest token for this server: {token}", flush=True)
         print(f"  export MESHSCOPE_INGEST_TOKEN={token}   # then: meshscope probe --server "
               f"ws://{settings.host}:{settings.port}/ws/ingest ...", flush=True)  # fmt: skip
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
+    try:
+        app = create_app(settings)
+    except HardwareProfileFileError as exc:
+        print(f"meshscope: {exc}", file=sys.stderr)  # one line, then no server at all
+        return 2
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
     return 0
 
 
@@ -54,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--db", default=None, help="SQLite file for measured runs")
+    serve.add_argument(
+        "--hardware-profile",
+        action="append",
+        metavar="PATH",
+        help="hardware profile JSON to offer beside the presets (repeatable)",
+    )
     sub.add_parser("probe", help="run gpu_probe locally (flags: meshscope probe --help)")
     return parser
 

@@ -14,9 +14,11 @@ from app.api import (
     compare,
     compression,
     docs_offline,
+    hardware,
     health,
     ingest,
     metrics,
+    model_import,
     pages,
     plan,
     plan_page,
@@ -64,9 +66,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     # Made here, not in the lifespan: routes use it even when no lifespan runs (tests).
     app.state.scenario_cache = ScenarioCache(settings.scenario_cache_bytes, app.version)
+    # Read here, before any route exists: a bad profile file stops create_app, and the server
+    # never starts half-configured (app/api/hardware.py).
+    app.state.hardware = hardware.load_registry(settings.hardware_profiles)
     errors.install(app)
     app.include_router(health.router)
+    app.include_router(hardware.router)
     app.include_router(scenario.router)
+    app.include_router(model_import.router)
     app.include_router(plan.router)
     app.include_router(trend.router)
     app.include_router(views.router)
