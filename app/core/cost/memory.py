@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.cost.shapes import layers_per_chunk
+from app.core.cost.shapes import even_chunk_layers
 from app.core.cost.training import Training
 from app.core.models import ModelSpec
 
@@ -19,6 +19,7 @@ class StageMemory:
     grads_bytes: float
     optimizer_bytes: float
     activations_bytes: float
+    layers: tuple[int, ...] = ()  # transformer layers of each of the rank's chunks
 
     @property
     def total_bytes(self) -> float:
@@ -55,18 +56,38 @@ def total_params(m: ModelSpec) -> int:
     return m.layers * layer_params(m) + embedding_params(m) + head
 
 
-def stage_params(m: ModelSpec, stage: int, pp: int, tp: int, chunks: int, head_stage: int) -> int:
-    """Parameters one rank of pipeline stage ``stage`` holds (its TP shard).
-
-    ``head_stage`` is the rank holding the last virtual stage: pp-1, or 0 for a V placement.
-    """
-    n = chunks * layers_per_chunk(m, pp, chunks, stage) * layer_params(m)
-    if stage == 0:
-        n += embedding_params(m)
-    if stage == head_stage:
+def end_params(m: ModelSpec, stage: int, chunk: int, chunks: int, head_stage: int) -> int:
+    """What a chunk holds beyond its layers: the embedding on virtual stage 0 (rank 0, chunk
+    0), the head on the last one, which is ``head_stage``'s last chunk in every placement
+    (schedules.stage_location(name, pp*chunks - 1, pp) == (head_stage, chunks - 1))."""
+    n = embedding_params(m) if stage == 0 and chunk == 0 else 0
+    if stage == head_stage and chunk == chunks - 1:
         # A tied head on the embedding's own rank reuses it: only the final norm is new.
         n += 2 * m.hidden if (m.tied_embeddings and stage == 0) else head_params(m)
-    return n // tp
+    return n
+
+
+def chunk_params(m: ModelSpec, stage: int, chunk: int, head_stage: int, layers: list[int]) -> int:
+    """Parameters of one chunk of ``stage`` (whole, not a TP shard); layers = the rank's."""
+    return layers[chunk] * layer_params(m) + end_params(m, stage, chunk, len(layers), head_stage)
+
+
+def stage_params(
+    m: ModelSpec,
+    stage: int,
+    pp: int,
+    tp: int,
+    chunks: int,
+    head_stage: int,
+    layers: list[int] | None = None,
+) -> int:
+    """Parameters one rank of pipeline stage ``stage`` holds (its TP shard).
+
+    ``head_stage`` is the rank holding the last virtual stage: pp-1, or 0 for a V placement;
+    ``layers`` the rank's layers per chunk (default: the even split, shapes.default_split).
+    """
+    layers = layers or even_chunk_layers(m, pp, chunks)[stage]
+    return sum(chunk_params(m, stage, c, head_stage, layers) for c in range(chunks)) // tp
 
 
 def activation_bytes_per_layer(m: ModelSpec, t: Training, tp: int) -> float:
@@ -105,17 +126,27 @@ def stage_memory(
     chunks: int,
     head_stage: int,
     inflight: list[int],
+    layers: list[list[int]] | None = None,
+    held: list[int] | None = None,
 ) -> list[StageMemory]:
-    """Memory per rank of each stage; ``par`` = (dp, tp, pp), ``inflight`` from the schedule."""
+    """Memory per rank of each stage; ``par`` = (dp, tp, pp), ``inflight`` from the schedule.
+
+    ``layers[rank][chunk]`` is the split (default: even); ``held`` the peak layer-micro-batches
+    of activations each rank keeps (simulate.peak_held), which with unequal chunks depends on
+    which chunks are in flight at the peak; by default inflight times the rank's largest chunk.
+    """
     dp, tp, pp = par
     w, g, o = state_bytes_per_param(t, dp)
     act_layer = activation_bytes_per_layer(m, t, tp)
+    layers = layers or even_chunk_layers(m, pp, chunks)
     out = []
     for stage in range(pp):
-        params = stage_params(m, stage, pp, tp, chunks, head_stage)
-        act = act_layer * layers_per_chunk(m, pp, chunks, stage) * inflight[stage]
+        params = stage_params(m, stage, pp, tp, chunks, head_stage, layers[stage])
+        kept = held[stage] if held is not None else inflight[stage] * max(layers[stage])
+        act = act_layer * kept
         if stage == head_stage:
             # Korthikanti et al. 2022 §4.3: output logits in fp32, 4sbV/t, for one micro-batch.
             act += 4.0 * m.seq_len * t.micro_batch_size * m.vocab / tp
-        out.append(StageMemory(stage, params, params * w, params * g, params * o, act))
+        parts = (params * w, params * g, params * o, act)
+        out.append(StageMemory(stage, params, *parts, layers=tuple(layers[stage])))
     return out

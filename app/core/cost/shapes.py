@@ -4,9 +4,11 @@ a heads, t = tp, V vocabulary."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.models import ModelSpec
+from app.core.schedules import ScheduleName, stage_location
 
 
 @dataclass(frozen=True)
@@ -45,14 +47,41 @@ def attention_flops(m: ModelSpec, tokens: int, tp: int) -> float:
     return 4.0 * tokens * m.seq_len * m.hidden / tp
 
 
-def layers_per_chunk(m: ModelSpec, pp: int, chunks: int, stage: int) -> int:
-    """Layers in one chunk of ``stage``. With one chunk per rank an uneven split shortens the
-    end stages first, which also hold the embedding and the head (Dubey et al. 2024 §3.3.2:
-    Llama 3 405B's 126 layers on 16 stages drop one layer from the first and the last)."""
-    base, extra = divmod(m.layers, pp * chunks)
-    if extra == 0 or chunks > 1:
-        return base
-    # `pp - extra` stages get `base` layers, taken alternately from the front and the back.
-    short = pp - extra
+def default_split(layers: int, slices: int) -> list[int]:
+    """Layers of each of ``slices`` virtual stages, in pipeline order, when none are given.
+
+    An uneven split gives the remainder to the middle stages: the short ones are taken
+    alternately from the front and the back, so the first and the last, which also hold the
+    embedding and the head, are lighter (Dubey et al. 2024 §3.3.2: Llama 3 405B's 126 layers
+    on 16 stages drop one layer from the first and the last). One rule for every v: with one
+    chunk per rank it is the per-rank split the cost model always used.
+    """
+    base, extra = divmod(layers, slices)
+    if extra == 0:
+        return [base] * slices
+    short = slices - extra
     front, back = (short + 1) // 2, short // 2
-    return base if stage < front or stage >= pp - back else base + 1
+    return [base if k < front or k >= slices - back else base + 1 for k in range(slices)]
+
+
+def chunk_layers(split: Sequence[int], name: ScheduleName | str, pp: int) -> list[list[int]]:
+    """``split`` (layers per virtual stage) as layers[rank][chunk], through the schedule's
+    placement (schedules.stage_location: interleaved k -> (k % pp, k // pp), V for zbv)."""
+    name = ScheduleName(name)
+    out = [[0] * (len(split) // pp) for _ in range(pp)]
+    for vs, n in enumerate(split):
+        rank, chunk = stage_location(name, vs, pp)
+        out[rank][chunk] = n
+    return out
+
+
+def even_chunk_layers(m: ModelSpec, pp: int, chunks: int) -> list[list[int]]:
+    """The default split placed interleaved-style (chunk c of rank r is stage c*pp + r): what
+    callers that name no schedule get (the planner; any v = 1 schedule)."""
+    return chunk_layers(default_split(m.layers, pp * chunks), ScheduleName.interleaved, pp)
+
+
+def layers_per_chunk(m: ModelSpec, pp: int, chunks: int, stage: int) -> int:
+    """Layers in the first chunk of ``stage`` under the default split: every chunk's count
+    when the split is even or there is one chunk per rank."""
+    return default_split(m.layers, pp * chunks)[stage]

@@ -29,7 +29,10 @@ class Prediction:
 
 
 def _memory_json(stages: list[memory.StageMemory], capacity: float) -> dict[str, Any]:
-    per_stage = [{**asdict(st), "total_bytes": st.total_bytes} for st in stages]
+    # JSON has no tuples: list the layers so the view equals its own JSON round trip.
+    per_stage = [
+        {**asdict(st), "layers": list(st.layers), "total_bytes": st.total_bytes} for st in stages
+    ]
     peak = max(st.total_bytes for st in stages)
     return {
         "per_stage": per_stage,
