@@ -7,7 +7,7 @@ key has both languages and that the zh page shows no English label.
 
 from __future__ import annotations
 
-from app import i18n_compare, i18n_live, i18n_teaching, i18n_trend
+from app import i18n_compare, i18n_fidelity, i18n_live, i18n_teaching, i18n_trend
 
 LANGS = ("en", "zh")
 
@@ -200,6 +200,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     **i18n_compare.COMPARE,
     **i18n_live.LIVE,
     **i18n_trend.TREND,
+    **i18n_fidelity.FIDELITY,
 }
 
 

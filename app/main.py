@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 
 from anyio import to_thread
 from fastapi import FastAPI
@@ -14,6 +15,7 @@ from app.api import (
     compare,
     compression,
     docs_offline,
+    fidelity,
     hardware,
     health,
     ingest,
@@ -31,6 +33,7 @@ from app.api import (
     views,
 )
 from app.api.scenario_cache import ScenarioCache
+from app.core.evaluate import evaluate
 from app.live.services import Live
 from app.settings import Settings
 
@@ -64,11 +67,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.state.settings = settings
-    # Made here, not in the lifespan: routes use it even when no lifespan runs (tests).
-    app.state.scenario_cache = ScenarioCache(settings.scenario_cache_bytes, app.version)
     # Read here, before any route exists: a bad profile file stops create_app, and the server
     # never starts half-configured (app/api/hardware.py).
     app.state.hardware = hardware.load_registry(settings.hardware_profiles)
+    # Made here, not in the lifespan: routes use it even when no lifespan runs (tests). After
+    # the registry, which its evaluator needs: a profile's name must resolve on every route.
+    # The accuracy board, computed on first use (~2 s); its evaluator adds each scenario's
+    # error band before the answer is cached, so pages and /api/scenario carry the same one.
+    app.state.fidelity = fidelity.FidelityBoard()
+    run = partial(evaluate, hardware=app.state.hardware)
+    app.state.scenario_cache = ScenarioCache(
+        settings.scenario_cache_bytes, app.version, run=fidelity.banded(app.state, run)
+    )
     errors.install(app)
     app.include_router(health.router)
     app.include_router(hardware.router)
@@ -89,5 +99,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(pages.make_router())
     app.include_router(trend.make_page_router())
     app.include_router(plan_page.make_router())
+    app.include_router(fidelity.make_router())
     app.include_router(run_pages.make_router())
     return app

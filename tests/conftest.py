@@ -17,7 +17,18 @@ def settings(tmp_path):
     return Settings(db=tmp_path / "meshscope.sqlite3", ingest_token="t" * 32)
 
 
+@pytest.fixture(scope="session")
+def fidelity_board():
+    """One accuracy board for the whole session: its rows cost ~2 s of evaluate calls and are
+    a pure function of the code, so every test's app may share them."""
+    from app.api.fidelity import FidelityBoard
+
+    return FidelityBoard()
+
+
 @pytest.fixture
-def client(settings):
-    with TestClient(create_app(settings)) as c:
+def client(settings, fidelity_board):
+    app = create_app(settings)
+    app.state.fidelity = fidelity_board  # the scenario cache's evaluator reads it per call
+    with TestClient(app) as c:
         yield c

@@ -17,9 +17,11 @@ from fastapi.templating import Jinja2Templates
 
 from app import errors, i18n
 from app.api import controls
+from app.api.fidelity import with_compare_bands
+from app.api.hardware import Registry, RegistryDep
 from app.api.page_data import respond
 from app.core import compare
-from app.core.presets import HARDWARE, MODELS
+from app.core.presets import MODELS
 from app.core.scenario import Scenario
 from app.paths import asset_dir
 
@@ -38,11 +40,11 @@ def _unprocessable(exc: compare.CompareError) -> JSONResponse:
     return errors.unprocessable([errors.issue(list(loc), msg) for loc, msg in exc.issues])
 
 
-def _options() -> dict[str, Any]:
-    fields = {f["name"]: f for f in controls.scenario_fields()}
+def _options(registry: Registry) -> dict[str, Any]:
+    fields = {f["name"]: f for f in controls.scenario_fields(registry)}
     return {
         "models": list(MODELS),
-        "hardware": list(HARDWARE),
+        "hardware": list(registry),
         "schedules": [o["value"] for o in fields["schedule"]["options"]],
         "orders": controls.order_options(),
     }
@@ -69,22 +71,26 @@ def make_router() -> APIRouter:
     )
     def get_compare(
         request: Request,
+        registry: RegistryDep,
         s: list[str] | None = Query(None, description="a scenario query, 2 to 4 times"),
         preset: str | None = Query(None, description="factory | schedules"),
     ) -> Any:
         try:
-            return compare.run(list(request.query_params.multi_items()))
+            result = compare.run(list(request.query_params.multi_items()), hardware=registry)
         except compare.CompareError as exc:
             return _unprocessable(exc)
+        return with_compare_bands(result, request.app.state.fidelity)
 
     @router.get("/compare", response_class=HTMLResponse, include_in_schema=False)
-    def compare_page(request: Request) -> HTMLResponse:
+    def compare_page(request: Request, registry: RegistryDep) -> HTMLResponse:
         pairs = list(request.query_params.multi_items())
         lang_raw = request.query_params.get("lang", "en")
         lang = lang_raw if lang_raw in i18n.LANGS else "en"
         problem, result = None, None
         try:
-            result = compare.run(pairs, PAGE_VIEW_KEYS)
+            result = with_compare_bands(
+                compare.run(pairs, PAGE_VIEW_KEYS, registry), request.app.state.fidelity
+            )
         except compare.CompareError as exc:
             problem = exc
         errs = _page_errors(problem)
@@ -100,11 +106,11 @@ def make_router() -> APIRouter:
             "state": {"lang": lang},
             "defaults": controls.defaults(),
             "view_keys": sorted(PAGE_VIEW_KEYS),
-            "options": _options(),
+            "options": _options(registry),
         }
         return respond(
             templates, request, data,
-            fields=controls.scenario_fields(),
+            fields=controls.scenario_fields(registry),
             values=base or {k: v for k, v in pairs if k in Scenario.model_fields},
             preset_mode=not any(k == "s" for k, _ in pairs),
             base=base,

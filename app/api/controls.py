@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import enum
 import typing
+from collections.abc import Iterable
 from itertools import permutations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 
+from app.core.hardware import HARDWARE
 from app.core.scenario import Scenario
 from app.core.topology import ORDER_PRESETS
 
@@ -87,12 +89,15 @@ def order_options() -> list[dict[str, str]]:
     return out
 
 
-def field_spec(name: str, info: FieldInfo) -> dict[str, Any]:
+def field_spec(name: str, info: FieldInfo, hardware: Iterable[str] = HARDWARE) -> dict[str, Any]:
     default = info.default.value if isinstance(info.default, enum.Enum) else info.default
     spec: dict[str, Any] = {"name": name, "default": default, "primary": name in PRIMARY}
     choices = _choices(info.annotation)
     if name == "order":
         spec.update(kind="select", options=order_options())
+    elif name == "hardware":
+        # A plain str in the Scenario, since the names are the server's (presets + profiles).
+        spec.update(kind="select", options=[{"value": n, "label": n} for n in hardware])
     elif choices:
         spec.update(kind="select", options=[{"value": c, "label": c} for c in choices])
     elif _base_type(info.annotation) is bool:
@@ -105,8 +110,10 @@ def field_spec(name: str, info: FieldInfo) -> dict[str, Any]:
     return spec
 
 
-def scenario_fields() -> list[dict[str, Any]]:
-    return [field_spec(name, info) for name, info in Scenario.model_fields.items()]
+def scenario_fields(hardware: Iterable[str] = HARDWARE) -> list[dict[str, Any]]:
+    """Every scenario control; hardware lists the registry's names in its order, which puts
+    the built-in presets before loaded profiles (app/core/hardware_profile.specs_registry)."""
+    return [field_spec(name, info, hardware) for name, info in Scenario.model_fields.items()]
 
 
 def defaults() -> dict[str, Any]:

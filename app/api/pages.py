@@ -109,7 +109,7 @@ def make_router() -> APIRouter:
         scenario_params = {k: v for k, v in params.items() if k not in controls.VIEW_KEYS}
         return respond(
             templates, request, data,
-            fields=controls.scenario_fields(),
+            fields=controls.scenario_fields(request.app.state.hardware),
             values=params,
             unknown=orphans(name, errors),
             model=data["model"],

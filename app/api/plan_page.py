@@ -15,9 +15,10 @@ from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app import i18n
+from app.api.hardware import Registry, RegistryDep
 from app.api.page_data import errors_by_field, respond
-from app.api.plan import PlanQuery, get_plan
-from app.core.presets import HARDWARE, MODELS
+from app.api.plan import PlanQuery, run_plan
+from app.core.presets import MODELS
 from app.core.scenario import ScenarioError
 from app.paths import asset_dir
 
@@ -44,7 +45,7 @@ def reason_in(why: dict[str, Any], t) -> str:
     return out
 
 
-def build_plan(params: dict[str, str]) -> dict[str, Any]:
+def build_plan(params: dict[str, str], registry: Registry) -> dict[str, Any]:
     errors: dict[str, str] = {}
     view = PlanView()
     try:
@@ -53,9 +54,8 @@ def build_plan(params: dict[str, str]) -> dict[str, Any]:
         errors.update(errors_by_field(exc))
     result = None
     try:
-        result = get_plan(
-            PlanQuery.model_validate({k: v for k, v in params.items() if k != "lang"})
-        )
+        query = PlanQuery.model_validate({k: v for k, v in params.items() if k != "lang"})
+        result = run_plan(query, registry)
     except ValidationError as exc:
         errors.update(errors_by_field(exc))
     except ScenarioError as exc:
@@ -80,16 +80,16 @@ def make_router() -> APIRouter:
     router = APIRouter(tags=["pages"], include_in_schema=False)
 
     @router.get("/plan", response_class=HTMLResponse)
-    def plan_page(request: Request) -> HTMLResponse:
+    def plan_page(request: Request, registry: RegistryDep) -> HTMLResponse:
         params = dict(request.query_params)
-        data = build_plan(params)
+        data = build_plan(params, registry)
         lang, errors = data["state"]["lang"], data["errors"]
         t = i18n.translator(lang)
         return respond(
             templates, request, data,
             values={**data["defaults"], **params},
             models=list(MODELS),
-            hardware=list(HARDWARE),
+            hardware=list(registry),
             unknown={k: v for k, v in errors.items() if k not in PLACED},
             plan=data["plan"],
             links=lambda row: _links(row, lang),

@@ -22,7 +22,8 @@ from functools import partial
 from typing import Any, Generic, TypeVar
 
 from app.api.compression import DYNAMIC_LEVEL, MIN_BYTES
-from app.core.evaluate import evaluate
+from app.core.evaluate import Registry, evaluate
+from app.core.hardware import HARDWARE
 from app.core.scenario import Scenario
 
 V = TypeVar("V")
@@ -142,11 +143,20 @@ def make_entry(model: dict[str, Any], version: str) -> Entry:
 
 
 class ScenarioCache:
-    """Scenario -> Entry through a ByteLRU; ``run`` is evaluate unless a test counts calls."""
+    """Scenario -> Entry through a ByteLRU; ``run`` is evaluate against the app's hardware
+    registry unless a test counts calls. The registry is fixed for the app's lifetime, so the
+    canonical scenario alone stays a sound key."""
 
-    def __init__(self, max_bytes: int, version: str, run: Evaluator = evaluate) -> None:
+    def __init__(
+        self,
+        max_bytes: int,
+        version: str,
+        run: Evaluator | None = None,
+        hardware: Registry = HARDWARE,
+    ) -> None:
         self.lru: ByteLRU[Entry] = ByteLRU(max_bytes, Entry.size)
-        self._version, self._run = version, run
+        self._version = version
+        self._run = run or partial(evaluate, hardware=hardware)
 
     def kept(self, scenario: Scenario) -> Entry | None:
         """The scenario's answer if it is kept, else None; never computes nor waits."""

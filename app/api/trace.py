@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
+from app.api.hardware import RegistryDep
 from app.core import chrome_trace
 from app.core.evaluate import evaluate
 from app.core.scenario import Scenario
@@ -21,7 +22,7 @@ ScenarioQuery = Annotated[Scenario, Query()]
     summary="Chrome trace-event JSON: one process per pipeline rank, flows from send to recv",
     responses={422: {"description": "A parameter is invalid; `detail` names it and why"}},
 )
-def get_trace(scenario: ScenarioQuery) -> JSONResponse:
-    trace = chrome_trace.build(evaluate(scenario))
+def get_trace(scenario: ScenarioQuery, registry: RegistryDep) -> JSONResponse:
+    trace = chrome_trace.build(evaluate(scenario, registry))
     name = f"meshscope-{scenario.schedule.value}-pp{scenario.pp}-m{scenario.microbatches}.json"
     return JSONResponse(trace, headers={"Content-Disposition": f'attachment; filename="{name}"'})

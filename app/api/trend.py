@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app import i18n
 from app.api import controls
+from app.api.hardware import Registry, RegistryDep
 from app.api.page_data import errors_by_field, respond
 from app.core.scenario import Scenario, ScenarioError
 from app.core.schedules import ScheduleName
@@ -53,8 +54,8 @@ def split(q: SweepQuery) -> tuple[Scenario, SweepParams]:
     "point is kept, with `valid: false` and the `field` and `reason` the core gave.",
     responses={422: {"description": "A parameter is invalid; `detail` names it and why"}},
 )
-def get_sweep(q: Annotated[SweepQuery, Query()]) -> dict[str, Any]:
-    return sweep(*split(q))
+def get_sweep(q: Annotated[SweepQuery, Query()], registry: RegistryDep) -> dict[str, Any]:
+    return sweep(*split(q), hardware=registry)
 
 
 def _validated(model: type[BaseModel], raw: dict[str, str], errors: dict[str, str]) -> Any:
@@ -65,7 +66,7 @@ def _validated(model: type[BaseModel], raw: dict[str, str], errors: dict[str, st
         return None
 
 
-def build_trend(params: dict[str, str]) -> dict[str, Any]:
+def build_trend(params: dict[str, str], registry: Registry) -> dict[str, Any]:
     """The page's data: the sweep (or None) and the errors, keyed by field."""
     view_raw = {k: v for k, v in params.items() if k in controls.VIEW_KEYS}
     page_raw = {k: v for k, v in params.items() if k in PAGE_KEYS}
@@ -77,7 +78,7 @@ def build_trend(params: dict[str, str]) -> dict[str, Any]:
     both = _validated(SweepQuery, rest, errors)
     if both is not None:
         try:
-            result = sweep(*split(both))
+            result = sweep(*split(both), hardware=registry)
         except ScenarioError as exc:
             errors[exc.field] = exc.reason
     defaults = {**controls.defaults(), **SweepParams().model_dump(), **TrendView().model_dump()}
@@ -105,15 +106,15 @@ def make_page_router() -> APIRouter:
     pages = APIRouter(tags=["pages"], include_in_schema=False)
 
     @pages.get("/trend", response_class=HTMLResponse)
-    def trend_page(request: Request) -> HTMLResponse:
+    def trend_page(request: Request, registry: RegistryDep) -> HTMLResponse:
         params = dict(request.query_params)
-        data = build_trend(params)
+        data = build_trend(params, registry)
         t = i18n.translator(data["state"]["lang"])
         shared = {k: v for k, v in params.items() if k not in SWEEP_KEYS | PAGE_KEYS}
         placed = set(Scenario.model_fields) | SWEEP_KEYS | PAGE_KEYS
         return respond(
             templates, request, data,
-            fields=controls.scenario_fields(),
+            fields=controls.scenario_fields(registry),
             values=params,
             sweep_values={**SweepParams().model_dump(), "open": "overview", **params},
             options=sweep_options(t),

@@ -24,7 +24,8 @@ from urllib.parse import parse_qsl, urlencode
 from pydantic import ValidationError
 
 from app.core import compare_view
-from app.core.evaluate import evaluate
+from app.core.evaluate import Registry, evaluate
+from app.core.hardware import HARDWARE
 from app.core.scenario import Scenario, ScenarioError
 from app.core.schedules import ScheduleName
 
@@ -164,13 +165,14 @@ def parse(pairs: list[tuple[str, str]], view_keys: frozenset[str] = frozenset())
     return Request(preset, base, expand(base))
 
 
-def compare(req: Request) -> dict[str, Any]:
-    """Evaluate every member; the side-by-side view model. Explicit members must all be valid."""
+def compare(req: Request, hardware: Registry = HARDWARE) -> dict[str, Any]:
+    """Evaluate every member against the hardware registry; the side-by-side view model.
+    Explicit members must all be valid."""
     views: list[dict[str, Any] | ScenarioError] = []
     issues: list[tuple[Loc, str]] = []
     for i, m in enumerate(req.members):
         try:
-            views.append(evaluate(m))
+            views.append(evaluate(m, hardware))
         except ScenarioError as exc:
             views.append(exc)
             issues.append((("query", "s", i, exc.field), exc.reason))
@@ -188,6 +190,10 @@ def compare(req: Request) -> dict[str, Any]:
     }
 
 
-def run(pairs: list[tuple[str, str]], view_keys: frozenset[str] = frozenset()) -> dict[str, Any]:
+def run(
+    pairs: list[tuple[str, str]],
+    view_keys: frozenset[str] = frozenset(),
+    hardware: Registry = HARDWARE,
+) -> dict[str, Any]:
     """parse + compare: URL pairs in, the comparison out (or CompareError)."""
-    return compare(parse(pairs, view_keys))
+    return compare(parse(pairs, view_keys), hardware)

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from app.core import schedules, specs
 from app.core.cost import view as cost_view
+from app.core.hardware import HARDWARE, HardwareSpec
 from app.core.scenario import MAX_SIMULATED_ACTIONS, MAX_WORLD, Scenario, ScenarioError
 from app.core.simulate import Durations, Timeline, simulate
 from app.core.topology import AXES, Layout, parse_order
+
+# The hardware names a scenario may use: the built-in presets unless the server loaded profiles.
+Registry = Mapping[str, HardwareSpec]
 
 
 def check(s: Scenario) -> None:
@@ -115,19 +120,21 @@ def _tail(makespan: float, stages: int, dp_s: float, optim_s: float) -> list[dic
     return tail
 
 
-def prepare(s: Scenario) -> tuple[Layout, list[list[schedules.Action]], cost_view.Prediction]:
+def prepare(
+    s: Scenario, hardware: Registry = HARDWARE
+) -> tuple[Layout, list[list[schedules.Action]], cost_view.Prediction]:
     """Validate, then lay out, schedule and cost one scenario (no JSON of the layout)."""
     check(s)
-    model, hw = specs.model_of(s), specs.hardware_of(s)
+    model, hw = specs.model_of(s), specs.hardware_of(s, hardware)
     specs.check_model(s, model)
     layout = layout_of(s, hw.gpus_per_node)
     actions = schedules.build(s.schedule, s.pp, s.microbatches, s.virtual_stages)
     return layout, actions, cost_view.predict(s, model, hw, layout, actions)
 
 
-def evaluate(s: Scenario) -> dict[str, Any]:
+def evaluate(s: Scenario, hardware: Registry = HARDWARE) -> dict[str, Any]:
     """Everything a view needs for one scenario. Raises ScenarioError on bad combinations."""
-    layout, actions, cost = prepare(s)
+    layout, actions, cost = prepare(s, hardware)
     teaching = teaching_durations(s)
     if teaching is None:
         shown, scale = cost.timeline, 1.0

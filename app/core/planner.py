@@ -14,7 +14,7 @@ from typing import Any
 
 from app.core.cost import durations, memory, step
 from app.core.cost.training import Training
-from app.core.evaluate import prepare
+from app.core.evaluate import Registry, prepare
 from app.core.presets import HARDWARE, MODELS, HardwareSpec, ModelSpec
 from app.core.scenario import Scenario
 from app.core.simulate import Durations
@@ -121,10 +121,12 @@ def scenario_of(c: Candidate, model: str, hardware: str, batch: int) -> Scenario
     )  # fmt: skip
 
 
-def _simulated(c: Candidate, model: str, hardware: str, batch: int) -> dict[str, Any]:
+def _simulated(
+    c: Candidate, model: str, hardware: str, batch: int, registry: Registry
+) -> dict[str, Any]:
     """The exact (simulated) cost numbers of one candidate, without the layout's JSON."""
     s = scenario_of(c, model, hardware, batch)
-    _, _, cost = prepare(s)
+    _, _, cost = prepare(s, registry)
     return {**cost.sections, "query": s.query(), "scenario": s.model_dump(mode="json"),
             "bubble_fraction": cost.timeline.bubble_fraction}  # fmt: skip
 
@@ -154,21 +156,29 @@ def reason_text(why: dict[str, Any]) -> str:
     )
 
 
-def plan(model: str, hardware: str, gpus: int, global_batch: int, top: int = 10) -> dict[str, Any]:
-    """Rank every valid configuration; the best ``top`` are simulated exactly."""
-    m, hw = MODELS[model], HARDWARE[hardware]
+def plan(
+    model: str,
+    hardware: str,
+    gpus: int,
+    global_batch: int,
+    top: int = 10,
+    registry: Registry = HARDWARE,
+) -> dict[str, Any]:
+    """Rank every valid configuration; the best ``top`` are simulated exactly. ``hardware``
+    names an entry of ``registry`` (the presets, plus the server's loaded profiles)."""
+    m, hw = MODELS[model], registry[hardware]
     pool = candidates(m, hw, gpus, global_batch)
     scored = [(estimate(c, m, hw, global_batch), c) for c in pool]
     fitting = sorted((x for x in scored if x[0]["fits"]), key=lambda x: -x[0]["tokens_per_s"])
     misfits = sorted((x for x in scored if not x[0]["fits"]), key=lambda x: x[0]["peak_bytes"])
     shortlist = [c for _, c in fitting[: top + 5]]
-    views = [(_simulated(c, model, hardware, global_batch), c) for c in shortlist]
+    views = [(_simulated(c, model, hardware, global_batch, registry), c) for c in shortlist]
     views = [x for x in views if x[0]["memory"]["fits"]]
     views.sort(key=lambda x: -x[0]["tokens_per_s"])
     views = views[:top]
     best = views[0][0]["tokens_per_s"] if views else 1.0
     rows = [_row(v, _why(v, best, i)) for i, (v, _) in enumerate(views)]
-    closest = [_simulated(c, model, hardware, global_batch) for _, c in misfits[:3]]
+    closest = [_simulated(c, model, hardware, global_batch, registry) for _, c in misfits[:3]]
     return {
         "model": model,
         "hardware": hardware,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from app.core.cost.training import Training
@@ -37,10 +38,12 @@ def model_of(s: Scenario) -> ModelSpec:
     return replace(base, name=base.name if not overrides else CUSTOM_MODEL, **overrides)
 
 
-def hardware_of(s: Scenario) -> HardwareSpec:
-    base = HARDWARE.get(s.hardware)
+def hardware_of(s: Scenario, registry: Mapping[str, HardwareSpec] = HARDWARE) -> HardwareSpec:
+    """The scenario's hardware from the registry (the server's presets plus loaded profiles),
+    with the scenario's overrides applied."""
+    base = registry.get(s.hardware)
     if base is None:
-        known = ", ".join(HARDWARE)
+        known = ", ".join(registry)
         raise ScenarioError("hardware", f"unknown hardware preset {s.hardware!r}; one of: {known}")
     overrides = {f: getattr(s, f) for f in _HW_FIELDS if getattr(s, f) is not None}
     if s.gpus_per_node is not None:

@@ -11,7 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from app.core.evaluate import prepare, teaching_durations
+from app.core.evaluate import Registry, prepare, teaching_durations
+from app.core.hardware import HARDWARE
 from app.core.scenario import MAX_SIMULATED_ACTIONS, Scenario, ScenarioError
 from app.core.schedules import FORWARD_ONLY, V_SHAPED, ScheduleName
 from app.core.simulate import simulate
@@ -186,8 +187,8 @@ def _invalid(x: int, exc: Exception, query: dict[str, str] | None) -> dict[str, 
     return {"x": x, "valid": False, "query": query, "field": field, "reason": reason}
 
 
-def _metrics(s: Scenario) -> dict[str, Any]:
-    _, actions, cost = prepare(s)
+def _metrics(s: Scenario, hardware: Registry) -> dict[str, Any]:
+    _, actions, cost = prepare(s, hardware)
     teaching = teaching_durations(s)
     # With teaching units the pipeline is drawn (and its bubble counted) in those units.
     tl = (
@@ -223,7 +224,7 @@ def _slots(s: Scenario) -> int:
     return 0 if slots * 3 > MAX_SIMULATED_ACTIONS else slots * (2 if s.f_time else 1)
 
 
-def run(base: Scenario, sw: Sweep) -> list[dict[str, Any]]:
+def run(base: Scenario, sw: Sweep, hardware: Registry = HARDWARE) -> list[dict[str, Any]]:
     """Every line's points, in x order. Raises ScenarioError if the work is too large."""
     built: list[tuple[int | str, int, Scenario | Exception]] = []
     for line in sw.lines:
@@ -240,23 +241,23 @@ def run(base: Scenario, sw: Sweep) -> list[dict[str, Any]]:
         )  # fmt: skip
     lines = {line: [] for line in sw.lines}
     for line, x, s in built:
-        lines[line].append(_point(x, s))
+        lines[line].append(_point(x, s, hardware))
     return [{"key": str(k), "points": pts} for k, pts in lines.items()]
 
 
-def _point(x: int, s: Scenario | Exception) -> dict[str, Any]:
+def _point(x: int, s: Scenario | Exception, hardware: Registry) -> dict[str, Any]:
     if not isinstance(s, Scenario):
         return _invalid(x, s, None)
     try:
-        return {"x": x, "valid": True, "query": s.query(), **_metrics(s)}
+        return {"x": x, "valid": True, "query": s.query(), **_metrics(s, hardware)}
     except ValueError as exc:  # ScenarioError, or the simulator refusing the schedule
         return _invalid(x, exc, s.query())
 
 
-def sweep(base: Scenario, params: SweepParams) -> dict[str, Any]:
+def sweep(base: Scenario, params: SweepParams, hardware: Registry = HARDWARE) -> dict[str, Any]:
     """The whole sweep as JSON-ready data: lines of points, each with its share link."""
     sw = resolve(params)
-    lines = run(base, sw)
+    lines = run(base, sw, hardware)
     points = [p for line in lines for p in line["points"]]
     return {
         "knob": sw.knob,

@@ -1,5 +1,6 @@
 // Summary cards of the overview. They draw the core's numbers and never compute one:
 // a key the core does not send yet shows a plain "not available" line instead.
+import { bandNode } from "./band.js";
 import { bytes, el, num, pct, seconds } from "./fmt.js";
 import { memoryChart } from "./memchart.js";
 import { KIND } from "./palette.js";
@@ -43,6 +44,8 @@ function perf(model) {
   const have = ["step_time_s", "mfu", "tokens_per_s"].some((k) => model[k] !== undefined);
   if (!have) return missing(node);
   stat(node, tr("perf.step_time"), seconds(model.step_time_s));
+  const band = bandNode(model.error_band); // how far off the model was on runs like this
+  if (band) node.append(band);
   stat(node, tr("perf.mfu"), pct(model.mfu));
   stat(node, tr("perf.tokens"), num(model.tokens_per_s, 4));
 }

@@ -1,5 +1,6 @@
 // Compare page: 2-4 scenarios (or a preset) side by side. The URL is the share link:
 // s=<scenario query> per column, or preset=<name> plus the base scenario's parameters.
+import { bandNode } from "./band.js";
 import { drawCharts } from "./compare_charts.js";
 import { bindForm, showErrors } from "./controls.js";
 import { bytes, el, num, pct, seconds } from "./fmt.js";
@@ -126,6 +127,7 @@ function stats(m) {
     const row = el("div", { class: `stat${key === "cmp.s.memory" && !s.fits ? " oom" : ""}`, "data-key": key });
     row.append(el("span", { class: "label" }, tr(key)), el("span", { class: "value" }, value));
     box.append(row);
+    if (key === "perf.step_time" && m.error_band) box.append(bandNode(m.error_band));
   }
   return box;
 }

@@ -1,6 +1,7 @@
 // Flow page: the animated timeline, the mini rank grid lit by the cursor, and the player.
+import { bandNode } from "./band.js";
 import { bindForm, bindHeader, showErrors } from "./controls.js";
-import { el, num, pct } from "./fmt.js";
+import { el, num, pct, seconds } from "./fmt.js";
 import { RankGrid } from "./grid.js";
 import { showTip } from "./grid_input.js";
 import { eventAt, eventsByStage, frameAt, heldAt, ranksByStage } from "./lookup.js";
@@ -143,6 +144,15 @@ function filterTimeline() {
   return timeline.setData(s.model, s.extra, stage).then(() => show(s.k, { updateUrl: false }));
 }
 
+// The predicted step time, with the model's error band on published runs like it.
+function stepTime(model) {
+  const box = $("flow-step");
+  box.hidden = model.step_time_s === undefined;
+  $("flow-step-time").textContent = seconds(model.step_time_s);
+  const band = bandNode(model.error_band);
+  $("flow-band").replaceChildren(...(band ? [band] : []));
+}
+
 async function draw(next, t) {
   showErrors(next.errors);
   document.body.dataset.state = next.model ? "ok" : "error";
@@ -151,6 +161,7 @@ async function draw(next, t) {
   Object.assign(s, { model: next.model, extra: next.extra });
   s.byStage = eventsByStage(s.model);
   s.stageRanks = ranksByStage(s.model.layout);
+  stepTime(s.model);
   if (mini.selected !== null && mini.selected >= s.model.layout.world_size) mini.selected = null;
   mini.setLayout(s.model.layout);
   ui.cursor.max = String(times().length - 1);

@@ -130,7 +130,7 @@ def test_nothing_in_templates_or_static_points_off_the_server():
         assert not re.search(r"""(fetch|import)\s*\(\s*["'`]https?:""", text)
 
 
-PAGES = ("/", "/flow", "/compare", "/trend", "/plan", "/runs", "/runs/some-run")
+PAGES = ("/", "/flow", "/compare", "/trend", "/plan", "/fidelity", "/runs", "/runs/some-run")
 
 
 @pytest.mark.parametrize("path", PAGES)
@@ -185,9 +185,12 @@ def test_a_page_for_16384_ranks_renders(client):
 
 
 def test_pages_do_not_depend_on_cost_keys_but_carry_them_when_present(client):
-    # Whatever the core adds (memory, comm, advice...) reaches the page unchanged.
+    # Whatever the core adds (memory, comm, advice...) reaches the page unchanged; the web
+    # layer adds only the error band beside the step time (app/api/fidelity.py).
     data = page_data(client.get("/").text)
+    band = data["model"].pop("error_band")
     assert data["model"] == evaluate(Scenario())
+    assert band == client.app.state.fidelity.band(Scenario())
 
 
 @pytest.mark.parametrize("path", PAGES)
@@ -197,7 +200,7 @@ def test_every_page_links_to_every_view_and_each_link_opens(client, path, lang):
     nav = re.search(r"<nav>(.*?)</nav>", page.text, re.S).group(1)
     hrefs = [h.replace("&amp;", "&") for h in re.findall(r'href="([^"]+)"', nav)]
     targets = {h.split("?")[0] for h in hrefs}
-    assert {"/", "/flow", "/compare", "/trend", "/plan", "/runs"} <= targets, hrefs
+    assert {"/", "/flow", "/compare", "/trend", "/plan", "/runs", "/fidelity"} <= targets, hrefs
     for href in hrefs:
         opened = client.get(href)
         assert opened.status_code == 200, href

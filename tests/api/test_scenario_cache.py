@@ -84,7 +84,8 @@ def test_the_same_canonical_query_is_evaluated_once(client, counted):
 
 def test_the_cached_bytes_are_the_json_the_api_sent_before(client):
     s = scenario(dp="4", pp="4", schedule="interleaved", virtual_stages="2", microbatches="8")
-    before = JSONResponse(evaluate(s)).body
+    # The app's evaluator: evaluate plus the error band the web layer adds before caching.
+    before = JSONResponse({**evaluate(s), "error_band": client.app.state.fidelity.band(s)}).body
     for encoding in ("identity", "gzip"):
         r = client.get("/api/scenario", params=s.query(), headers={"Accept-Encoding": encoding})
         assert r.headers["content-type"] == "application/json"

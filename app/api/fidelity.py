@@ -1,0 +1,272 @@
+"""GET /api/fidelity and the /fidelity page: the accuracy board, and the error band every
+scenario's view carries beside its predicted step time.
+
+The board is every published measured run (app/core/published_runs.py) predicted by the cost
+model (app/core/fidelity.py: ~2 s of evaluate calls). It is a pure function of the code, so it
+is computed once per app, on first use, by whichever request needs it first (the others wait
+for that result), and kept on ``app.state.fidelity``. The band is attached in the web layer,
+inside the scenario cache's evaluator, so the cached bytes, the pages and /api/scenario carry
+the same band; the core's evaluate stays unchanged.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, Literal
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from app.api.page_data import errors_by_field, respond
+from app.core import fidelity, fidelity_bands
+from app.core.scenario import Scenario
+from app.paths import asset_dir
+
+Evaluator = Callable[[Scenario], dict[str, Any]]
+
+
+class FidelityBoard:
+    """The published runs against the model: computed once, on first use, thread-safe.
+
+    ``compute`` is fidelity.rows unless a test counts calls. The lock is held while computing,
+    so concurrent first requests wait for the one computation instead of repeating it.
+    """
+
+    def __init__(self, compute: Callable[[], list[fidelity.Row]] = fidelity.rows) -> None:
+        self._compute = compute
+        self._lock = threading.Lock()
+        self._rows: list[fidelity.Row] | None = None
+        self._report: dict[str, Any] | None = None
+
+    def rows(self) -> list[fidelity.Row]:
+        with self._lock:
+            if self._rows is None:
+                self._rows = self._compute()
+            return self._rows
+
+    def report(self) -> dict[str, Any]:
+        """The board's JSON. Callers must not mutate it: one dict serves every request."""
+        rows = self.rows()
+        with self._lock:
+            if self._report is None:
+                self._report = fidelity_bands.report(rows)
+            return self._report
+
+    def band(self, scenario: Scenario) -> dict[str, Any]:
+        return fidelity_bands.band_for(self.rows(), scenario)
+
+
+def banded(state: Any, run: Evaluator) -> Evaluator:
+    """``run`` with the scenario's error band added beside its step time. The board is looked
+    up on ``state`` at each call, so tests may hand several apps one computed board."""
+
+    def evaluate_with_band(scenario: Scenario) -> dict[str, Any]:
+        view = run(scenario)
+        if "step_time_s" in view:
+            view["error_band"] = state.fidelity.band(scenario)
+        return view
+
+    return evaluate_with_band
+
+
+def with_compare_bands(result: dict[str, Any], board: FidelityBoard) -> dict[str, Any]:
+    """Each valid member of a comparison with its error band (the core's compare evaluates
+    the members itself, outside the scenario cache)."""
+    for m in result["members"]:
+        if m["valid"]:
+            m["error_band"] = board.band(Scenario.model_validate(m["query"]))
+    return result
+
+
+# --- the JSON's schema, for the OpenAPI document ---------------------------------------------
+
+
+class Summary(BaseModel):
+    rows: int
+    median_abs: float | None
+    max_abs: float | None
+    within_10pct: int
+
+
+class ModelAndBaseline(BaseModel):
+    model: Summary
+    baseline: Summary
+
+
+class SourceSummary(ModelAndBaseline):
+    family: str
+
+
+class Kind(BaseModel):
+    generation: str | None
+    tp: bool
+    pp: bool
+    dp: bool
+    zero3: bool
+
+
+class Band(Summary):
+    level: Literal["kind", "generation", "all"]
+    kind: Kind
+    hardware: list[str]
+
+
+class LeftOut(BaseModel):
+    reason: str
+    reason_code: str
+    rows: int
+
+
+class FidelityRow(BaseModel):
+    source: str
+    url: str
+    family: str
+    model: str
+    shape: dict[str, int | bool | None]
+    hardware: str
+    profile: str | None
+    gpus: int
+    gpus_per_node: int
+    tp: int
+    pp: int
+    dp: int
+    cp: int
+    schedule: str
+    vpp: int | None
+    micro_batch: int | None
+    global_batch: int | None
+    recompute: str
+    precision: str
+    zero: str
+    published_s: float | None
+    predicted_s: float | None
+    baseline_s: float | None
+    error: float | None
+    baseline_error: float | None
+    reason: str
+    reason_code: str | None
+    query: dict[str, str] | None
+    kind: Kind
+    verified: bool
+
+
+class FidelityReport(BaseModel):
+    runs: int
+    predicted: int
+    baseline_mfu: float
+    min_band_rows: int
+    summary: ModelAndBaseline
+    sources: list[SourceSummary]
+    kinds: list[Band]
+    left_out: list[LeftOut]
+    rows: list[FidelityRow]
+
+
+DESCRIPTION = (
+    "Every published, measured training run in the validation set as the scenario its source "
+    "describes (`query`: open it with `/?` + the query), predicted with one set of constants "
+    "per hardware generation, beside the flat 50%-of-peak baseline. `error` is (predicted - "
+    "published) / published; a row the model cannot express has `reason` instead. `summary` "
+    "and `sources` give median and max |error| and the rows within 10%; `kinds` the error "
+    "band a scenario of each kind shows beside its step time."
+)
+
+# --- the page ---------------------------------------------------------------------------------
+
+SORTS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "source": lambda r: r["source"],
+    "model": lambda r: r["model"],
+    "hardware": lambda r: r["hardware"],
+    "gpus": lambda r: r["gpus"],
+    "published": lambda r: r["published_s"],
+    "predicted": lambda r: r["predicted_s"],
+    "error": lambda r: abs(r["error"]),
+    "baseline_error": lambda r: abs(r["baseline_error"]),
+}
+SortKey = Literal["source", "model", "hardware", "gpus", "published", "predicted", "error",
+                  "baseline_error"]  # fmt: skip
+
+
+class FidelityView(BaseModel):
+    """The page's state: its language and how the predicted rows are sorted."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    lang: Literal["en", "zh"] = "en"
+    sort: SortKey | None = None  # None: the validation set's own order
+    order: Literal["asc", "desc"] = "asc"
+
+
+def parse_view(params: dict[str, str]) -> tuple[FidelityView, dict[str, str]]:
+    """The view state, and every problem by field; a bad field falls back to its default."""
+    try:
+        return FidelityView.model_validate(params), {}
+    except ValidationError as exc:
+        errors = errors_by_field(exc)
+    good = {k: v for k, v in params.items() if k not in errors and k in FidelityView.model_fields}
+    return FidelityView.model_validate(good), errors
+
+
+def sorted_rows(rows: list[dict[str, Any]], view: FidelityView) -> list[dict[str, Any]]:
+    if view.sort is None:
+        return rows
+    return sorted(rows, key=SORTS[view.sort], reverse=view.order == "desc")
+
+
+def sort_href(view: FidelityView, key: str) -> str:
+    """The link a column header carries: sort by it, or flip the order if it is the sort."""
+    flip = view.sort == key and view.order == "asc"
+    q = {"sort": key, **({"order": "desc"} if flip else {})}
+    if view.lang != "en":
+        q["lang"] = view.lang
+    return f"/fidelity?{urlencode(q)}#rows"
+
+
+def scenario_href(row: dict[str, Any], lang: str) -> str:
+    return "/?" + urlencode({**row["query"], **({"lang": lang} if lang != "en" else {})})
+
+
+def make_router() -> APIRouter:
+    templates = Jinja2Templates(directory=asset_dir("templates"))
+    router = APIRouter()
+
+    @router.get(
+        "/api/fidelity",
+        tags=["fidelity"],
+        summary="The cost model against every published measured run: rows, summary, bands",
+        description=DESCRIPTION,
+        response_model=FidelityReport,
+    )
+    def get_fidelity(request: Request) -> dict[str, Any]:
+        return request.app.state.fidelity.report()
+
+    @router.get("/fidelity", response_class=HTMLResponse, include_in_schema=False)
+    def fidelity_page(request: Request) -> HTMLResponse:
+        view, errors = parse_view(dict(request.query_params))
+        board = request.app.state.fidelity.report()
+        data = {
+            "page": "fidelity",
+            "state": view.model_dump(),
+            "defaults": FidelityView().model_dump(),
+            "view_keys": sorted(FidelityView.model_fields),
+            "errors": errors,
+        }
+        predicted = [r for r in board["rows"] if not r["reason"]]
+        return respond(
+            templates, request, data,
+            board=board,
+            predicted=sorted_rows(predicted, view),
+            left=[r for r in board["rows"] if r["reason"]],
+            view=view,
+            sort_href=lambda key: sort_href(view, key),
+            scenario_href=lambda row: scenario_href(row, view.lang),
+            unknown=errors,
+            query=urlencode({"lang": view.lang} if view.lang != "en" else {}),
+            scenario_query="",
+        )  # fmt: skip
+
+    return router

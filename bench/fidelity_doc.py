@@ -1,0 +1,148 @@
+"""docs/fidelity.md's tables, from the app's own /api/fidelity: the app is built in-process
+and asked, so the document shows exactly what the accuracy board (/fidelity) serves.
+
+Only the text between ``<!-- generated -->`` and ``<!-- /generated -->`` is replaced; the
+hand-written introduction and "Reading the errors" around it stay as they are.
+
+    python bench/fidelity_doc.py [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # httpx-in-starlette deprecation: not ours to fix
+    from fastapi.testclient import TestClient
+
+from app.main import create_app  # noqa: E402
+from app.settings import Settings  # noqa: E402
+
+DOC = ROOT / "docs" / "fidelity.md"
+START, END = "<!-- generated -->", "<!-- /generated -->"
+GENERATIONS = {"ampere": "Ampere (A100)", "hopper": "Hopper (H100, H200, H800)", None: "none"}
+
+
+def fetch() -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        app = create_app(Settings(db=Path(tmp) / "doc.sqlite3", ingest_token="t" * 32))
+        # No `with`: the lifespan (live store, hub) is not needed to answer one GET.
+        res = TestClient(app).get("/api/fidelity")
+    res.raise_for_status()
+    return res.json()
+
+
+def pct(x: float | None, signed: bool = False) -> str:
+    return "" if x is None else f"{x:+.1%}" if signed else f"{x:.1%}"
+
+
+def table(head: list[str], rows: list[list[Any]]) -> list[str]:
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return out + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+
+
+def summary_line(name: str, s: dict[str, Any]) -> list[Any]:
+    return [name, s["rows"], pct(s["median_abs"]), pct(s["max_abs"]), s["within_10pct"]]
+
+
+MODELS = (("model", "this model"), ("baseline", "flat 50% of peak"))
+
+
+def summaries(board: dict[str, Any]) -> list[str]:
+    """Overall, then per source family, for the model and the flat baseline."""
+    head = ["model", "rows", "median abs error", "max abs error", "within 10%"]
+    overall = [summary_line(name, board["summary"][key]) for key, name in MODELS]
+    per_source = [
+        [src["family"], *summary_line(name, src[key])]
+        for key, name in MODELS
+        for src in board["sources"]
+    ]
+    return [*table(head, overall), "", *table(["source", *head], per_source)]
+
+
+def kinds(board: dict[str, Any]) -> list[str]:
+    rows = []
+    for b in board["kinds"]:
+        k = b["kind"]
+        axes = " · ".join(a.upper() for a in ("tp", "pp", "dp") if k[a]) or "— (all 1)"
+        rows.append([GENERATIONS.get(k["generation"], k["generation"]), axes,
+                     "yes" if k["zero3"] else "no", b["level"], b["rows"],
+                     "± " + pct(b["median_abs"]), pct(b["max_abs"])])  # fmt: skip
+    head = ["generation", "axes > 1", "ZeRO-3 / FSDP", "band from", "rows", "median", "max"]
+    return table(head, rows)
+
+
+def secs(x: float | None) -> str:
+    return "" if x is None else f"{x:.3g} s"
+
+
+def predicted(board: dict[str, Any]) -> list[str]:
+    rows = []
+    for r in board["rows"]:
+        if r["reason"]:
+            continue
+        sched = "—" if r["schedule"] == "none" else r["schedule"]
+        sched += f" (v={r['vpp']})" if r["vpp"] else ""
+        rows.append([r["source"], r["model"], r["hardware"], r["gpus"],
+                     f"{r['tp']}/{r['pp']}/{r['dp']}", sched,
+                     f"{r['micro_batch'] or '—'} × {r['global_batch']}", r["recompute"],
+                     r["precision"], secs(r["published_s"]), secs(r["predicted_s"]),
+                     pct(r["error"], True), secs(r["baseline_s"]),
+                     pct(r["baseline_error"], True)])  # fmt: skip
+    head = ["source", "model", "hardware", "GPUs", "TP/PP/DP", "schedule", "micro × global",
+            "recompute", "precision", "published", "predicted", "error", "flat 50%",
+            "flat error"]  # fmt: skip
+    return table(head, rows)
+
+
+def left_out(board: dict[str, Any]) -> list[str]:
+    rows = [[r["source"], r["model"], r["hardware"], r["gpus"],
+             f"{r['tp']}/{r['pp']}/{r['dp']}/{r['cp']}", r["precision"], r["reason"]]
+            for r in board["rows"] if r["reason"]]  # fmt: skip
+    return table(["source", "model", "hardware", "GPUs", "TP/PP/DP/CP", "precision", "reason"],
+                 rows)  # fmt: skip
+
+
+def generated(board: dict[str, Any]) -> str:
+    n, runs = board["predicted"], board["runs"]
+    counts = ", ".join(f"{x['reason']} ({x['rows']})" for x in board["left_out"])
+    parts = [
+        f"{n} of {runs} runs predicted. Error = (predicted − published) / published.", "",
+        *summaries(board), "",
+        "### Error bands by kind of configuration", "",
+        f"What every page shows beside a predicted step time: the rows of the scenario's kind, "
+        f"or its whole generation when the kind has fewer than {board['min_band_rows']}.", "",
+        *kinds(board), "",
+        "### Predicted runs", "", *predicted(board), "",
+        "### Left out", "", f"Kept in the data, predicted once the model grows the feature: "
+        f"{counts}.", "", *left_out(board),
+    ]  # fmt: skip
+    return "\n".join(parts)
+
+
+def splice(doc: str, body: str) -> str:
+    if START not in doc or END not in doc:
+        raise SystemExit(f"{DOC}: the {START} … {END} markers are missing")
+    head, rest = doc.split(START, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{START}\n{body}\n{END}{tail}"
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 if the document is stale")
+    args = ap.parse_args()
+    old = DOC.read_text()
+    new = splice(old, generated(fetch()))
+    if args.check:
+        sys.exit(0 if new == old else f"{DOC} is stale: run python bench/fidelity_doc.py")
+    DOC.write_text(new)
+    print(f"wrote {DOC}")
