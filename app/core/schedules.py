@@ -80,11 +80,14 @@ def validate(name: ScheduleName, pp: int, microbatches: int, virtual_stages: int
             raise ScheduleError(
                 "virtual_stages", "interleaved needs virtual_stages >= 2 chunks per rank"
             )
-        if microbatches % pp != 0:
-            # Narayanan et al. 2021 §2.2.2 (and Megatron's schedule) run rounds of p micro-batches.
+        rounds = interleaved_rounds(pp, microbatches)
+        if microbatches % rounds != 0:
+            # torch ScheduleInterleaved1F1B (torch/distributed/pipelining/schedules.py) runs
+            # max(1, m // p) rounds of equal size and refuses an m they do not divide.
             raise ScheduleError(
                 "microbatches",
-                f"interleaved needs microbatches divisible by pp: {microbatches} % {pp} != 0",
+                f"interleaved (torch's rule) needs microbatches divisible by its "
+                f"max(1, microbatches // pp) = {rounds} rounds: {microbatches} % {rounds} != 0",
             )
     elif name not in V_SHAPED and virtual_stages != 1:
         raise ScheduleError(
@@ -146,27 +149,35 @@ def _zb_h1(rank: int, pp: int, m: int, v: int) -> list[Action]:
     return ops + [Action("W", i) for i in range(done_w, m)]
 
 
-def _interleaved_order(pp: int, m: int, v: int, backward: bool) -> list[tuple[int, int]]:
-    """(microbatch, chunk) order of one rank: rounds of p micro-batches per chunk."""
-    order = []
-    for k in range(m * v):
-        group, within = divmod(k, pp * v)
-        chunk = within // pp
-        order.append((group * pp + within % pp, v - 1 - chunk if backward else chunk))
-    return order
+def interleaved_rounds(pp: int, m: int) -> int:
+    """Rounds of micro-batches per chunk, as torch's flexible interleaving counts them."""
+    return max(1, m // pp)
 
 
 def _interleaved(rank: int, pp: int, m: int, v: int) -> list[Action]:
-    # Narayanan et al. 2021 §2.2.2; warm-up count as torch ScheduleInterleaved1F1B
-    # (torch/distributed/pipelining/schedules.py): (v-1)*p + 2*(p-1-rank).
+    # Narayanan et al. 2021 §2.2.2 in torch ScheduleInterleaved1F1B's flexible form
+    # (torch/distributed/pipelining/schedules.py, _get_warmup_ops and _get_1f1b_rank_ops):
+    # each chunk runs rounds of m // rounds micro-batches, the earlier micro-batch first;
+    # warm-up (v-1)*round + 2*(p-1-rank). With m % p == 0 a round is p, the paper's order.
+    per_round = m // interleaved_rounds(pp, m)
     total = m * v
-    warmup = min((v - 1) * pp + 2 * (pp - 1 - rank), total)
-    fwd = _interleaved_order(pp, m, v, backward=False)
-    bwd = _interleaved_order(pp, m, v, backward=True)
-    ops = [Action("F", *fwd[i]) for i in range(warmup)]
-    for i in range(total - warmup):
-        ops += [Action("F", *fwd[warmup + i]), Action("B", *bwd[i])]
-    return ops + [Action("B", *bwd[i]) for i in range(total - warmup, total)]
+    warmup = min((v - 1) * per_round + 2 * (pp - 1 - rank), total)
+    nxt_f, nxt_b = [0] * v, [0] * v
+
+    def forward(step: int) -> Action:
+        chunk = (step // per_round) % v
+        nxt_f[chunk] += 1
+        return Action("F", nxt_f[chunk] - 1, chunk)
+
+    def backward(step: int) -> Action:
+        chunk = v - 1 - ((step - warmup) // per_round) % v
+        nxt_b[chunk] += 1
+        return Action("B", nxt_b[chunk] - 1, chunk)
+
+    ops = [forward(op) for op in range(warmup)]
+    for op in range(warmup, total):
+        ops += [forward(op), backward(op)]
+    return ops + [backward(op) for op in range(total, total + warmup)]
 
 
 def _v_builder(order: Callable[[int, int, int], list[schedules_v.Op]]) -> Callable:

@@ -19,7 +19,7 @@ ALL = [s for s in ScheduleName]
 
 def _runnable(name: ScheduleName, pp: int, m: int) -> tuple[int, int] | None:
     v = 2 if name == ScheduleName.interleaved else 1
-    if name == ScheduleName.interleaved and m % pp:
+    if name == ScheduleName.interleaved and m % max(1, m // pp):
         return None
     if name == ScheduleName.dualpipev and m < 2 * pp:
         return None
@@ -56,7 +56,7 @@ def test_compact_strings():
     "name,pp,m,v,reason",
     [
         ("interleaved", 4, 8, 1, "virtual_stages >= 2"),
-        ("interleaved", 4, 6, 2, "divisible by pp"),
+        ("interleaved", 4, 9, 2, r"divisible by its max\(1, microbatches // pp\) = 2 rounds"),
         ("1f1b", 4, 8, 2, "one chunk per rank"),
         ("bogus", 4, 8, 1, "bogus"),
     ],
@@ -114,6 +114,37 @@ def test_1f1b_matches_torch_except_its_last_rank_off_by_one(pp, m):
     assert ours[-1] == fixed
 
 
-@pytest.mark.parametrize("pp,m,v", [(2, 4, 2), (4, 8, 2), (4, 8, 3), (2, 6, 4), (4, 16, 2)])
+@pytest.mark.parametrize(
+    "pp,m,v",
+    [(2, 4, 2), (4, 8, 2), (4, 8, 3), (2, 6, 4), (4, 16, 2), (4, 6, 2), (4, 7, 2), (4, 10, 3)]
+    + [(4, 3, 2), (8, 12, 2), (3, 8, 4)],  # m % p != 0: torch's rounds of m // (m // p)
+)
 def test_interleaved_matches_torch(pp, m, v):
     assert _ours("interleaved", pp, m, v) == _torch_ops("Interleaved1F1B", pp, m, v)
+
+
+def test_interleaved_accepts_exactly_the_sizes_torch_accepts_in_the_same_order():
+    pytest.importorskip("torch.distributed.pipelining")
+    for pp in range(1, 7):
+        for m in range(1, 17):
+            try:
+                theirs = _torch_ops("Interleaved1F1B", pp, m, 2)
+            except ValueError:
+                theirs = None
+            ours = _ours("interleaved", pp, m, 2) if _accepts("interleaved", pp, m, 2) else None
+            assert ours == theirs, (pp, m)
+
+
+def _accepts(name: str, pp: int, m: int, v: int) -> bool:
+    try:
+        build(name, pp, m, v)
+    except ScheduleError:
+        return False
+    return True
+
+
+def test_interleaved_p4_m6_v2_takes_30_units_as_torchs_order_does():
+    from app.core.simulate import Durations, simulate
+
+    tl = simulate("interleaved", build("interleaved", 4, 6, 2), Durations(1, 1, 0, 0), 2)
+    assert tl.makespan == 30

@@ -40,15 +40,16 @@ def test_each_point_matches_the_scenario_its_link_opens():
         assert 0 < p["pp_share"] < 1
 
 
-def test_interleaved_points_with_m_not_divisible_by_pp_are_marked_not_dropped():
+def test_interleaved_points_torch_refuses_are_marked_not_dropped():
     base = Scenario(pp=4, schedule="interleaved", virtual_stages=2, f_time=1)
     points = line(run(base, knob="microbatches", start=1, stop=12, series="none"))
     assert [p["x"] for p in points] == list(range(1, 13))
     bad = [p for p in points if not p["valid"]]
-    assert [p["x"] for p in bad] == [m for m in range(1, 13) if m % 4]
+    # torch's rule: m % max(1, m // p) == 0, so on p = 4 only 9 and 11 of 1..12 are refused.
+    assert [p["x"] for p in bad] == [9, 11]
     for p in bad:
         assert p["field"] == "microbatches"
-        assert "divisible by pp" in p["reason"]
+        assert "rounds" in p["reason"]
         assert p["query"]["microbatches"] == str(p["x"])  # the link shows the page's reason
         assert "bubble_fraction" not in p
 

@@ -43,7 +43,7 @@ def test_collective_probe_reports_latency_and_bandwidth_per_axis(tmp_path):
     "argv, message",
     [
         (["--pp", "2", "--layers", "3"], "pp*chunks = 2*1 = 2"),
-        (["--schedule", "interleaved", "--pp", "2", "--microbatches", "3"], "divisible by pp"),
+        (["--schedule", "interleaved", "--pp", "2", "--microbatches", "5"], "2 rounds"),
         (["--tp", "3"], "--heads 4 must be divisible by --tp 3"),
         (["--server", "ws://x"], "--token"),
         (["--run-name", "bad name"], "must match"),
