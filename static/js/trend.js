@@ -61,12 +61,29 @@ function traces(sweep, name) {
   return out;
 }
 
+// Ticks at the swept values, but never closer than MIN_TICK_PX: on a phone a log axis
+// would print 9, 10, 11... on top of each other.
+const MIN_TICK_PX = 30;
+function spacedTicks(xs, log, widthPx) {
+  if (xs.length > 16) return undefined;
+  const pos = (x) => (log ? Math.log(x) : x);
+  const span = pos(xs.at(-1)) - pos(xs[0]) || 1;
+  const kept = [];
+  for (const x of xs) {
+    const px = ((pos(x) - pos(xs[0])) / span) * widthPx;
+    if (!kept.length || px - kept.at(-1)[1] >= MIN_TICK_PX) kept.push([x, px]);
+  }
+  return kept.map(([x]) => x);
+}
+
 function layout(sweep, name) {
   const xs = sweep.values;
+  const log = xs.at(-1) / xs[0] >= 16;
+  const plotWidth = Math.max(100, (box.clientWidth || 600) - 70);  // less the margins below
   const lay = {
     height: 250, margin: { l: 58, r: 12, t: 6, b: 40 }, showlegend: false, hovermode: "closest",
-    xaxis: { title: { text: tr(`trend.knob.${sweep.knob}`) }, type: xs.at(-1) / xs[0] >= 16 ? "log" : "linear",
-      tickvals: xs.length <= 16 ? xs : undefined },
+    xaxis: { title: { text: tr(`trend.knob.${sweep.knob}`) }, type: log ? "log" : "linear",
+      tickvals: spacedTicks(xs, log, plotWidth) },
     yaxis: { tickformat: CHARTS[name][2], rangemode: "tozero", ticksuffix: { memory: " GiB", time: " s" }[name] ?? "" },
   };
   const cap = flat.find((p) => p.valid)?.capacity_bytes;

@@ -41,3 +41,15 @@ def test_a_planner_row_on_a_phone_reads_as_labelled_lines(phone, base_url):
     assert label == '"tokens/s"'
     row = phone.locator("#plan-table tbody tr").first.bounding_box()
     assert row["width"] <= 390
+
+
+def test_log_axis_tick_labels_on_a_phone_do_not_overprint(phone, base_url):
+    # microbatches 1..16: a log axis, whose 16 labels at 390 px would land on each other.
+    open_view(phone, f"{base_url}/trend?knob=microbatches&start=1&stop=16", "trend")
+    boxes = phone.eval_on_selector_all(
+        "#chart-bubble .xtick text",
+        "els => els.map(e => { const r = e.getBoundingClientRect(); return [r.left, r.right]; })",
+    )
+    assert len(boxes) >= 4
+    boxes.sort()
+    assert all(a[1] <= b[0] for a, b in zip(boxes, boxes[1:]))
