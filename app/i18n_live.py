@@ -104,6 +104,30 @@ LIVE: dict[str, tuple[str, str]] = {
     "live.status.done": ("done", "已完成"),
     "live.status.failed": ("failed", "失败"),
     "live.status.stale": ("stale", "无响应"),
+    "live.status.incomplete": ("incomplete", "不完整"),
+    # The run ended (or stalled) with rank-steps the server never received: they wait in the
+    # probe's spool, and `meshscope upload` sends them.
+    "live.unreceived": (
+        "incomplete: {n} records not yet received. The probe's spool holds them: "
+        "meshscope upload SPOOL_DIR --server URL sends them.",
+        "不完整：还有 {n} 条记录未收到。它们保存在探针的本地缓存中，"
+        "运行 meshscope upload SPOOL_DIR --server URL 即可补传。",
+    ),
+    "live.rank_states": ("Ranks", "各 GPU 状态"),
+    "live.rank_states_hint": (
+        "One square per rank. Stale: alive (it still beats) but no new step for a while. "
+        "Dead: its connection closed or its heartbeats stopped. Ended: finished with records "
+        "not yet received.",
+        "每个方块是一个 GPU。无响应：进程仍有心跳，但一段时间没有新步。"
+        "已失联：连接断开或心跳停止。已结束：跑完了，但还有记录未收到。",
+    ),
+    "live.rank.live": ("live", "正常"),
+    "live.rank.stale": ("stale", "无响应"),
+    "live.rank.dead": ("dead", "已失联"),
+    "live.rank.ended": ("ended, records unsent", "已结束，记录未传完"),
+    "live.rank.done": ("done", "已完成"),
+    "live.rank.missing": ("never connected", "从未连接"),
+    "live.rank.unknown": ("unknown", "未知"),
     "live.cause.compute_s": ("compute", "计算"),
     "live.cause.schedule": ("warm-up/cool-down bubble", "预热/收尾气泡"),
     "live.cause.pp_peers": ("waiting for PP peers", "等待流水线上下游"),

@@ -18,12 +18,14 @@ from app.api import (
     fidelity,
     hardware,
     health,
+    hosts,
     ingest,
     metrics,
     model_import,
     pages,
     plan,
     plan_page,
+    quiz,
     run_pages,
     runs,
     scenario,
@@ -32,6 +34,7 @@ from app.api import (
     viewers,
     views,
 )
+from app.api.limits import HeavyLimiter
 from app.api.scenario_cache import ScenarioCache
 from app.core.evaluate import evaluate
 from app.live.services import Live
@@ -79,6 +82,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.scenario_cache = ScenarioCache(
         settings.scenario_cache_bytes, app.version, run=fidelity.banded(app.state, run)
     )
+    # Heavy requests' admission (app/api/limits.py): made here so tests without a lifespan
+    # see it too; anyio binds it to the serving loop on first use.
+    app.state.heavy = HeavyLimiter(
+        settings.heavy_slots, settings.heavy_queue, settings.heavy_wait_s
+    )
     errors.install(app)
     app.include_router(health.router)
     app.include_router(hardware.router)
@@ -100,5 +108,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(trend.make_page_router())
     app.include_router(plan_page.make_router())
     app.include_router(fidelity.make_router())
+    app.include_router(quiz.make_router())
     app.include_router(run_pages.make_router())
+    # Last, so outermost: a foreign Host (DNS rebinding) is refused before any route runs.
+    hosts.install(app, settings)
     return app

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pydantic import Field, field_validator
@@ -16,6 +17,10 @@ class Settings(BaseSettings):
     db: Path = Path("meshscope.sqlite3")
     ingest_token: str | None = Field(None, min_length=16)
     allowed_origins: list[str] = Field(default_factory=list)
+    # Host names the HTTP API answers besides its own (localhost, 127.0.0.1, ::1, the bound
+    # host, this machine's name, IP literals): app/api/hosts.py, the DNS-rebinding check.
+    # "*.example.com" allows subdomains; "*" allows every name, for use behind a proxy.
+    allowed_hosts: list[str] = Field(default_factory=list)
     # Threads that run the synchronous routes (pages, JSON API). Their work is CPU-bound
     # Python, so more threads than cores only trade the GIL back and forth and stretch the
     # tail; a few keep requests close to first come, first served.
@@ -32,6 +37,29 @@ class Settings(BaseSettings):
     # Hardware profile JSON files (app/core/hardware_profile.py), read once at startup and
     # listed beside the presets; from the environment a JSON list: '["a.json", "b.json"]'.
     hardware_profiles: list[Path] = Field(default_factory=list)
+    # Heavy requests (trace, flow data, plan; app/api/limits.py): this many run at once, this
+    # many more wait at most heavy_wait_s, and the rest get 429 with Retry-After. Each is
+    # CPU-bound Python holding up to ~250 MB, so slots beyond the cores only add memory.
+    heavy_slots: int = Field(2, ge=1, le=64)
+    heavy_queue: int = Field(8, ge=0, le=1024)
+    heavy_wait_s: float = Field(10.0, ge=0, le=600)
+    # The flow page embeds its view model when that model's JSON is at most this size (the
+    # page is ~2.6x it, with the flow data); above it the page asks the browser to fetch
+    # /api/scenario and /api/flow instead (a 393k-event timeline was 104 MB of HTML).
+    page_embed_bytes: int = Field(4 * 2**20, ge=0, le=2**30)
+    # /api/plan estimates every candidate (~0.8 ms each); more than this is a 422 on gpus.
+    # GPT-3 175B on 1,024 GPUs is 2,376 candidates; 15,120 GPUs was 9,264 (7 s of CPU).
+    plan_max_candidates: int = Field(4096, ge=1, le=1_000_000)
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_patterns(cls, value: list[str]) -> list[str]:
+        for host in value:
+            name = host[2:] if host.startswith("*.") else host
+            if host != "*" and not re.fullmatch(r"[A-Za-z0-9._-]+|[0-9A-Fa-f:.]+", name):
+                raise ValueError("allowed_hosts entries are host names without a port, "
+                                 "'*.example.com' or '*'")  # fmt: skip
+        return value
 
     @field_validator("ingest_token")
     @classmethod

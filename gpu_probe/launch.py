@@ -9,6 +9,10 @@ of re-importing torch per child. CUDA cannot be forked after init, so on GPUs it
 The parent supervises rather than joining with mp's default (which kills every rank as soon
 as one fails): when a rank dies the others get the collective timeout to fail on their own,
 each with an error naming itself, the step and the operation, and the parent prints them.
+
+SIGTERM or SIGINT (Ctrl-C) to the parent ends every rank: each gets SIGTERM, flushes its
+reporter (gpu_probe.worker.Terminator) and exits; ranks still alive ``STOP_GRACE_S`` later
+are killed. The parent then exits with 128 + the signal, leaving no process behind.
 """
 
 from __future__ import annotations
@@ -29,6 +33,21 @@ from gpu_probe.errors import ProbeError
 from gpu_probe.worker import RankEnv, env_from_torchrun, new_run_name, run_rank
 
 GRACE_S = 5.0  # beyond the collective timeout, before the parent ends stragglers
+STOP_GRACE_S = 5.0  # after a SIGTERM: ranks flush for up to 3 s (Trainer.stop_reporting)
+
+
+class Stop:
+    """The signal that asked the launcher to stop, if any (set by its handler)."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+
+    def install(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._handle)
+
+    def _handle(self, signum, frame) -> None:
+        self.signum = self.signum or signum
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,10 +77,16 @@ def _run_torchrun_rank(cfg: ProbeConfig, env: RankEnv) -> int:
 def launch_local(cfg: ProbeConfig) -> int:
     if cfg.run is None:
         cfg = dataclasses.replace(cfg, run=new_run_name())  # one name for every rank
+    stop = Stop()
+    stop.install()  # before the fork: no moment without it; each rank installs its own
     with tempfile.TemporaryDirectory(prefix="gpu_probe-") as errors_dir:
         procs = start_ranks(_local_rank_main, (cfg, _free_port(), errors_dir), cfg)
-        ended = supervise(procs, cfg.collective_timeout_s + GRACE_S)
+        ended = supervise(procs, cfg.collective_timeout_s + GRACE_S, stop)
         messages = _read_errors(Path(errors_dir), procs, ended)
+    if stop.signum is not None:
+        name = signal.Signals(stop.signum).name
+        print(f"[probe] run {cfg.run} stopped by {name}: every rank ended", file=sys.stderr)
+        return 128 + stop.signum
     if all(p.exitcode == 0 for p in procs):
         if not cfg.quiet:
             print(f"[probe] run {cfg.run}: {cfg.world_size} ranks finished", flush=True)
@@ -81,12 +106,14 @@ def start_ranks(fn, args: tuple, cfg: ProbeConfig) -> list:
     return list(ctx.processes)
 
 
-def supervise(procs: list, grace_s: float) -> set[int]:
-    """Wait for every rank; after the first failure allow ``grace_s``, then end the rest.
-    Returns the ranks this had to end."""
+def supervise(procs: list, grace_s: float, stop: Stop | None = None) -> set[int]:
+    """Wait for every rank; after the first failure allow ``grace_s``, then end the rest;
+    on a stop signal end them all at once. Returns the ranks this had to end."""
     first_failure: float | None = None
     try:
         while any(p.is_alive() for p in procs):
+            if stop is not None and stop.signum is not None:
+                break
             if first_failure is None and any(p.exitcode not in (None, 0) for p in procs):
                 first_failure = time.monotonic()
             if first_failure is not None and time.monotonic() - first_failure > grace_s:
@@ -98,10 +125,11 @@ def supervise(procs: list, grace_s: float) -> set[int]:
 
 
 def _end(procs: list) -> set[int]:
+    """SIGTERM every live rank (each flushes and exits), SIGKILL what outlives the grace."""
     ended = {rank for rank, p in enumerate(procs) if p.is_alive()}
     for rank in ended:
         procs[rank].terminate()
-    deadline = time.monotonic() + 5.0
+    deadline = time.monotonic() + STOP_GRACE_S
     for p in procs:
         p.join(max(deadline - time.monotonic(), 0.1))
         if p.is_alive():

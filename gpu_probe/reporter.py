@@ -8,6 +8,12 @@ queue only, and the sender reads it back from the spool later. On every (re)conn
 sender says hello, the server answers with the cursor it has stored up to, and the sender
 replays the spool after that cursor before taking new lines from the queue. Frames are
 app.core.protocol's.
+
+The sender beats every ``HEARTBEAT_S`` when idle and says so in its hello, so the server
+sees a dead rank within a few beats. Closing after a clean finish first announces the end
+(``HeartbeatFrame.ended``): a rank whose records the server has not all acked by the flush
+timeout is then shown as "incomplete", not dead, and ``unsent()`` says how many records
+``meshscope upload`` (gpu_probe.upload) still has to send.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from app.core.protocol import (
 
 Cursor = tuple[int, int]  # (attempt, step)
 NOTHING: Cursor = (-1, -1)
+HEARTBEAT_S = 0.5  # idle beat; the server calls a rank dead after 3 missed (~1.5 s)
 
 
 class SpoolConflictError(RuntimeError):
@@ -93,17 +100,29 @@ class _Fatal(Exception):
 
 
 class Sender(threading.Thread):
-    def __init__(self, spool: Spool, url: str, token: str, hello: HelloFrame, capacity: int = 256):
+    def __init__(
+        self,
+        spool: Spool,
+        url: str,
+        token: str,
+        hello: HelloFrame,
+        capacity: int = 256,
+        heartbeat_s: float | None = HEARTBEAT_S,
+    ):
         super().__init__(name=f"probe-sender-{hello.rank}", daemon=True)
-        self.spool, self.url, self.token, self.hello = spool, url, token, hello
+        self.spool, self.url, self.token = spool, url, token
+        self.hello = hello.model_copy(update={"heartbeat_s": heartbeat_s})
         self.lines: queue.Queue[tuple[Cursor, str]] = queue.Queue(maxsize=capacity)
         self.overflowed = threading.Event()
         self.stopping = threading.Event()
         self.acked: Cursor = NOTHING
         self.last_published: Cursor = NOTHING
         self.error: str | None = None
+        self.resumed_from: Cursor | None = None  # the server's cursor at the first hello
+        self.ending = threading.Event()  # set with stopping after a clean finish: announce it
         self._sent: Cursor = NOTHING
-        self._heartbeat_s = 5.0
+        self._announced = False
+        self._heartbeat_s = heartbeat_s or 5.0
 
     def offer(self, cursor: Cursor, line: str) -> None:
         """Never blocks: a full queue only means the line is re-read from the spool."""
@@ -145,13 +164,17 @@ class Sender(threading.Thread):
         with ws:
             ws.send(self.hello.model_dump_json())
             self._sent = self.acked = self._await_ack(ws)
-            self.error = None
+            if self.resumed_from is None:
+                self.resumed_from = self.acked
+            self.error, self._announced = None, False
             self._pump(ws)
 
     def _pump(self, ws) -> None:
+        self._announce_end(ws)  # an upload says so before it replays: it may be cut short
         self._replay(ws)
         last_io = time.monotonic()
-        while not (self.stopping.is_set() and self.done()):
+        while not (self.stopping.is_set() and self.done() and self._announced_if_due()):
+            self._announce_end(ws)  # a probe that finished: before the flush, which may not
             if self.overflowed.is_set():
                 self.overflowed.clear()
                 self._replay(ws)
@@ -200,10 +223,22 @@ class Sender(threading.Thread):
                 self.error = f"{frame.code}: {frame.message}"
             wait_s = 0.0
 
-    def _heartbeat(self) -> str:
+    def _announce_end(self, ws) -> None:
+        if self.ending.is_set() and not self._announced:
+            ws.send(self._heartbeat(ended=True))
+            self._announced = True
+
+    def _announced_if_due(self) -> bool:
+        return self._announced or not self.ending.is_set()
+
+    def _heartbeat(self, ended: bool = False) -> str:
         step = None if self.last_published == NOTHING else self.last_published[1]
         frame = HeartbeatFrame(
-            run=self.hello.info.run, rank=self.hello.rank, step=step, sent_at=time.time()
+            run=self.hello.info.run,
+            rank=self.hello.rank,
+            step=step,
+            sent_at=time.time(),
+            ended=ended,
         )
         return frame.model_dump_json()
 
@@ -229,11 +264,25 @@ class Reporter:
         if self.sender is not None:
             self.sender.offer(cursor, line)
 
-    def close(self, timeout_s: float) -> bool:
-        """Wait up to ``timeout_s`` for the server to ack everything; True when it did."""
+    def close(self, timeout_s: float, finished: bool = True) -> bool:
+        """Wait up to ``timeout_s`` for the server to ack everything; True when it did.
+        ``finished``: the rank ran to its end, so the server is told it ended (not died)."""
         self.spool.close()
+        return self.stop(timeout_s, finished)
+
+    def stop(self, timeout_s: float, finished: bool = False) -> bool:
+        """Flush what the server takes within ``timeout_s``, leaving the spool file open
+        (a signal handler calls this while the training thread may still write)."""
         if self.sender is None:
             return True
+        if finished:
+            self.sender.ending.set()
         self.sender.stopping.set()
         self.sender.join(timeout_s)
         return self.sender.done()
+
+    def unsent(self) -> int:
+        """Spooled records the server has not acked (0 without a server: nothing to send)."""
+        if self.sender is None:
+            return 0
+        return len(self.spool.after(self.sender.acked))

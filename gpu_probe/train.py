@@ -60,20 +60,56 @@ class Trainer:
 
     def train(self) -> None:
         start = self._restore()
-        attempt, reporter = self._open_reporter(start)
-        for step in range(start, self.cfg.steps):
-            self._inject_fault(step, attempt)
-            record = self.run_step(step, attempt)
-            reporter.publish((attempt, step), record.model_dump_json(exclude_none=True))
-            if not self.cfg.quiet and self.ctx.rank == 0:
-                print(f"[probe] step {step} done", flush=True)
-            if self.checkpointer and self.checkpointer.due(step + 1):
-                self._guard(step, "checkpoint save", self._save, step + 1)
-        if not reporter.close(self.cfg.report_flush_timeout_s):
-            print(f"[probe] {self.ctx.describe()}: server did not ack every record; "
-                  f"the spool {reporter.spool.path} has them all", flush=True)  # fmt: skip
+        attempt, self.reporter = self._open_reporter(start)
+        try:
+            for step in range(start, self.cfg.steps):
+                self._inject_fault(step, attempt)
+                record = self.run_step(step, attempt)
+                self.reporter.publish((attempt, step), record.model_dump_json(exclude_none=True))
+                if not self.cfg.quiet and self.ctx.rank == 0:
+                    print(f"[probe] step {step} done", flush=True)
+                if self.checkpointer and self.checkpointer.due(step + 1):
+                    self._guard(step, "checkpoint save", self._save, step + 1)
+        except BaseException:
+            self.stop_reporting(f"{self.ctx.describe()} failed")  # flush what we can
+            raise
+        self.reporter.close(self.cfg.report_flush_timeout_s, finished=True)
+        self._say_unsent(self.reporter.unsent(), len(self.reporter.spool.records()))
         if self.cfg.dump_params:
             self.dump_params(Path(self.cfg.dump_params))
+
+    def stop_reporting(self, why: str, timeout_s: float = 3.0) -> None:
+        """A failure or a signal: flush for a bounded time and say what stays unsent."""
+        reporter = getattr(self, "reporter", None)
+        if reporter is None or not self.cfg.server:
+            return
+        reporter.stop(min(timeout_s, self.cfg.report_flush_timeout_s))
+        n = reporter.unsent()
+        print(f"[probe] {why}: {n} record(s) of this rank unsent" + self._upload_hint(n),
+              flush=True)  # fmt: skip
+
+    def _say_unsent(self, mine: int, spooled: int) -> None:
+        """Rank 0 prints the run's total: how many records the server lacks, and the fix."""
+        if not self.cfg.server:
+            return
+        counts = torch.tensor([mine, spooled], dtype=torch.int64, device=self.ctx.device)
+        dist.all_reduce(counts)
+        unsent, total = (int(x) for x in counts)
+        if self.ctx.rank != 0:
+            return
+        if unsent == 0:
+            print(f"[probe] all {total} records were sent to the server", flush=True)
+        else:
+            print(f"[probe] {unsent} of {total} records were not received by the server"
+                  + self._upload_hint(unsent), flush=True)  # fmt: skip
+
+    def _upload_hint(self, unsent: int) -> str:
+        if unsent == 0:
+            return ""
+        nodes = self.ctx.layout.node(self.ctx.layout.world_size - 1) > 0
+        where = " (on every node: each holds its own ranks' spools)" if nodes else ""
+        return (f"; send them with: meshscope upload {self.out_dir} --server {self.cfg.server}"
+                f"{where}")  # fmt: skip
 
     def _inject_fault(self, step: int, attempt: int) -> None:
         """--kill-at / --hang-at, first attempt only: the failure and resume tests."""

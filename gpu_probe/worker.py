@@ -2,12 +2,17 @@
 
 Used by both launchers: torchrun sets RANK/WORLD_SIZE/LOCAL_RANK/GROUP_RANK and we
 rendezvous with ``env://``; the local launcher forks ranks and passes a ``tcp://`` address.
+Under either, SIGTERM or SIGINT makes the rank flush its reporter and exit 128 + signal.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -59,7 +64,47 @@ def pick_device(cfg: ProbeConfig, local_rank: int) -> torch.device:
     return torch.device("cuda", local_rank) if want_cuda else torch.device("cpu")
 
 
+class Terminator:
+    """SIGTERM or SIGINT: flush from a helper thread, then exit with 128 + the signal.
+
+    A Python handler runs only once the main thread is back in the interpreter, and a rank
+    blocked in a gloo collective may not be for the whole collective timeout. The wakeup fd
+    is written by the C-level handler at once, so a thread blocked reading it acts even then.
+    """
+
+    def __init__(self) -> None:
+        self.on_signal: Callable[[str], None] | None = None
+
+    def install(self) -> None:
+        """Main thread only (``signal.set_wakeup_fd``); elsewhere signals keep their defaults."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(write_fd, False)
+        signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, _note_only)
+        threading.Thread(target=self._wait, args=(read_fd,), name="probe-term", daemon=True).start()
+
+    def _wait(self, read_fd: int) -> None:
+        signum = os.read(read_fd, 1)[0]
+        try:
+            if self.on_signal is not None:
+                self.on_signal(f"stopped by {signal.Signals(signum).name}")
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            # No interpreter teardown: the training thread may be blocked on a peer.
+            os._exit(128 + signum)
+
+
+def _note_only(signum, frame) -> None:
+    """The work happens on Terminator's thread; the Python-level handler does nothing."""
+
+
 def run_rank(cfg: ProbeConfig, env: RankEnv) -> None:
+    terminator = Terminator()
+    terminator.install()
     if env.world_size != cfg.world_size:
         raise ConfigError(
             f"the launcher started {env.world_size} ranks but dp*tp*pp = "
@@ -96,10 +141,12 @@ def run_rank(cfg: ProbeConfig, env: RankEnv) -> None:
             print(profile.model_dump_json(indent=1), flush=True)
     else:
         info = run_info(cfg, run, gpus_per_node, device.type)
-        if env.rank == 0:
+        if env.local_rank == 0:  # every node: `meshscope upload` reads it beside the spools
             out_dir.mkdir(parents=True, exist_ok=True)
             (out_dir / "run.json").write_text(info.model_dump_json(indent=1))
-        Trainer(cfg, ctx, info, out_dir).train()
+        trainer = Trainer(cfg, ctx, info, out_dir)
+        terminator.on_signal = trainer.stop_reporting
+        trainer.train()
     dist.barrier()  # nobody tears down the store while a peer still needs it
     dist.destroy_process_group()
 

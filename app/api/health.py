@@ -6,5 +6,7 @@ router = APIRouter(tags=["health"])
 
 
 @router.get("/healthz", summary="Liveness check")
-def healthz() -> dict[str, str]:
+async def healthz() -> dict[str, str]:
+    # async: answered on the event loop itself, so a full thread pool of heavy work cannot
+    # queue it (bench/bench_heavy.py).
     return {"status": "ok"}

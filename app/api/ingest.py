@@ -4,7 +4,9 @@ The token is checked before the handshake is accepted, in constant time: a wrong
 one gets HTTP 403 and no websocket at all. Then two tasks share the connection: the reader
 validates each frame (app.live.ingest_session) and hands records to the group-commit
 writer; the sender sends replies in order, each record's ack only once it has committed,
-coalescing acks that are ready together (an ack covers everything before it).
+coalescing acks that are ready together (an ack covers everything before it). A record the
+store refuses alone gets a non-fatal error frame naming it; only a failed commit (the
+store itself failing) closes the connection with 1011.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from fastapi import APIRouter, WebSocket
 from app.live.ingest_session import Fatal, PendingAck, Session, error
 from app.live.rates import TokenBucket
 from app.live.services import Live
+from app.live.store import RowRejected
 
 router = APIRouter(tags=["live"])
 _CLOSE = object()
@@ -101,6 +104,9 @@ async def _send(ws: WebSocket, outbox: asyncio.Queue) -> None:
             continue
         try:
             await item.future
+        except RowRejected as refused:  # this frame only: the rest of its batch committed
+            await ws.send_text(error("bad_frame", f"{item.what} was not stored: {refused}"))
+            continue
         except Exception:  # noqa: BLE001 - the commit failed: nothing of it is acked
             await ws.send_text(error("internal", "store write failed; reconnect and resend"))
             await ws.close(code=INTERNAL_ERROR)

@@ -23,7 +23,7 @@ from app.live.services import Live
 from app.settings import Settings
 
 router = APIRouter(tags=["metrics"])
-RUN_STATUSES = ("running", "stale", "failed", "done")  # app/live/liveness.py's run statuses
+RUN_STATUSES = ("running", "stale", "incomplete", "failed", "done")  # liveness.py run statuses
 
 
 def service_families(live: Live) -> Iterator[Metric]:

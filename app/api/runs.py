@@ -1,7 +1,8 @@
 """Measured runs over HTTP: the list, one run, its steps for replay, one step's analysis.
 
 ``GET /api/runs``                      runs, newest first, with status and last step
-``GET /api/runs/{run}``                config, status, per-rank states, step-time trend
+``GET /api/runs/{run}``                config, status, per-rank states, step-time trend,
+                                       and how many rank-steps are still to be received
 ``GET /api/runs/{run}/steps?since=S``  current records with step > S, whole steps, paged
 ``GET /api/runs/{run}/analysis?step=`` the live page's step view (app.live.analysis)
 """
@@ -19,6 +20,10 @@ from app.live.services import Live
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
 RunName = Annotated[str, Path(pattern=RUN_NAME_PATTERN, max_length=64)]
+TREND_ROWS = 2000  # app.live.store_read.Reader.trend's default limit
+# A rank no longer watched that did not finish: dead in a failed run, ended (its records in
+# its spool) in an incomplete one.
+UNWATCHED_STATE = {"failed": "dead", "incomplete": "ended"}
 
 
 def get_live(request: Request) -> Live:
@@ -32,6 +37,17 @@ def _summary(row: dict[str, Any]) -> dict[str, Any]:
     info = json.loads(row.pop("info"))
     keys = ("dp", "tp", "pp", "schedule", "microbatches", "virtual_stages", "device")
     return row | {k: info[k] for k in keys}
+
+
+def completeness(live: Live, run: str, row: dict[str, Any], trend: list[dict]) -> dict[str, int]:
+    """Rank-steps planned (world x steps), received (current stored rows) and the difference:
+    what "incomplete: N records not yet received" counts. A rank runs every planned step
+    unless it fails, so after a clean end the difference is exactly what the spools still
+    hold; the trend has one row per stored step, each with its count of ranks."""
+    expected = row["world"] * row["steps"]
+    rows = trend if len(trend) < TREND_ROWS else live.reader.trend(run, limit=row["steps"])
+    received = sum(p["ranks"] for p in rows)
+    return {"expected": expected, "received": received, "unreceived": max(expected - received, 0)}
 
 
 def _run_or_404(live: Live, run: str) -> dict[str, Any]:
@@ -58,7 +74,7 @@ def get_run(run: RunName, live: LiveDep) -> dict[str, Any]:
         if rank in watched:
             return watched[rank]
         finished = rank in cursors and cursors[rank][1] >= info["steps"] - 1
-        return "done" if finished else ("dead" if row["status"] == "failed" else "unknown")
+        return "done" if finished else UNWATCHED_STATE.get(row["status"], "unknown")
 
     ranks = [
         {
@@ -69,10 +85,12 @@ def get_run(run: RunName, live: LiveDep) -> dict[str, Any]:
         }
         for r in range(row["world"])
     ]
+    trend = live.reader.trend(run)
     return row | {
         "info": info,
         "ranks": ranks,
-        "trend": live.reader.trend(run),
+        "trend": trend,
+        "records": completeness(live, run, row, trend),
         "events": live.reader.events(run),
         "superseded": live.reader.superseded(run),
     }

@@ -8,19 +8,34 @@ speaks in JSON text frames, each an object with a ``type``:
                                   to hello (the resume point) and after records
     probe  -> server   record     one ProbeRecord: one rank, one training step
     probe  -> server   heartbeat  "still alive", when nothing else was sent for a while
+                                  (``hello.heartbeat_s``); ``ended``: "I stopped producing"
     server -> probe    error      something is wrong; ``fatal`` tells the probe to stop sending
 
 Cursor order is ``(attempt, step)``. A relaunch with ``--resume`` re-runs the steps after
 the last checkpoint under ``attempt + 1``, so a record replaces any stored record of the same
 (run, rank, step) with a lower attempt, and the probe resends every spooled record after the
 server's ack. Delivery is therefore at-least-once and idempotent per (run, rank, step).
+
+The protocol is strict (pydantic strict mode): numbers are JSON numbers and booleans are
+booleans, so ``"3"`` or ``true`` for a step is refused rather than coerced, and an integer
+field never takes a float such as ``3.0``. Every integer is bounded, each at most what a
+SQLite INTEGER (signed 64-bit) holds and most far tighter, so a valid frame is always a
+storable one.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    TypeAdapter,
+    model_validator,
+)
 
 from app.core.schedules import ScheduleName
 
@@ -33,6 +48,17 @@ MAX_STEP = 10_000_000
 MAX_SECONDS = 86_400.0  # an event lasting a day is a clock bug, not a measurement
 MAX_FRAME_BYTES = 8 * 1024 * 1024  # MAX_EVENTS events of ~150 bytes, with room to spare
 RUN_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+INT64_MAX = 2**63 - 1  # SQLite INTEGER is a signed 64-bit value (sqlite.org/datatype3.html)
+MAX_MEM_BYTES = 2**50  # 1 PiB: no process's peak memory comes near it, far below INT64_MAX
+MAX_DROPPED_EVENTS = 1_000_000_000  # a billion timed intervals in one step is a probe bug
+
+
+def _exact_one(value: Any) -> Any:
+    # Literal[1] matches True and 1.0 even in strict mode (True == 1 == 1.0 in Python).
+    if type(value) is not int:
+        raise ValueError("the protocol version is the JSON integer 1")
+    return value
+
 
 RunName = Annotated[str, Field(pattern=RUN_NAME_PATTERN)]
 Rank = Annotated[int, Field(ge=0, lt=MAX_WORLD)]
@@ -40,11 +66,13 @@ Step = Annotated[int, Field(ge=0, le=MAX_STEP)]
 Attempt = Annotated[int, Field(ge=0, le=10_000)]
 Seconds = Annotated[float, Field(ge=0.0, le=MAX_SECONDS)]
 EventKind = Literal["F", "B", "W", "tp", "pp_send", "pp_recv", "dp", "optim"]
+Version = Annotated[Literal[1], BeforeValidator(_exact_one)]
 
 
 class _Strict(BaseModel):
     # allow_inf_nan=False: a NaN or inf anywhere is a validation error, never stored.
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # strict=True: no coercion ("3" -> 3, true -> 1, 3.0 -> 3); a float field takes an int.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
 class Coord(_Strict):
@@ -83,7 +111,7 @@ class ProbeRecord(_Strict):
     microbatch loss of this rank's DP shard (last pipeline stage only); ``mem`` is peak
     memory in bytes (CUDA: max allocated this step; CPU: the process's peak RSS)."""
 
-    v: Literal[1] = VERSION
+    v: Version = VERSION
     run: RunName
     rank: Rank
     coord: Coord
@@ -92,9 +120,9 @@ class ProbeRecord(_Strict):
     attempt: Attempt = 0
     t0: float = Field(ge=0.0, le=1e11)
     events: list[ProbeEvent] = Field(max_length=MAX_EVENTS)
-    dropped_events: int = Field(default=0, ge=0)
+    dropped_events: int = Field(default=0, ge=0, le=MAX_DROPPED_EVENTS)
     loss: float | None = None
-    mem: int | None = Field(default=None, ge=0)
+    mem: int | None = Field(default=None, ge=0, le=MAX_MEM_BYTES)
 
 
 class ModelShape(_Strict):
@@ -110,14 +138,15 @@ class RunInfo(_Strict):
     """The configuration every record of a run shares: enough to rebuild the core's layout
     and schedule and draw predicted next to measured."""
 
-    v: Literal[1] = VERSION
+    v: Version = VERSION
     run: RunName
     dp: int = Field(ge=1, le=MAX_WORLD)
     tp: int = Field(ge=1, le=MAX_WORLD)
     pp: int = Field(ge=1, le=MAX_WORLD)
     order: str = Field(pattern=r"^(dp|pp|tp)-(dp|pp|tp)-(dp|pp|tp)$")
     gpus_per_node: int = Field(ge=1, le=MAX_WORLD)
-    schedule: ScheduleName
+    # The one lax field: Python callers pass the name as a str; JSON carries a str anyway.
+    schedule: Annotated[ScheduleName, Strict(False)]
     microbatches: int = Field(ge=1, le=1_000_000)
     virtual_stages: int = Field(ge=1, le=1024)
     steps: int = Field(ge=0, le=MAX_STEP)
@@ -132,10 +161,13 @@ class RunInfo(_Strict):
 
 class HelloFrame(_Strict):
     type: Literal["hello"] = "hello"
-    v: Literal[1] = VERSION
+    v: Version = VERSION
     rank: Rank
     attempt: Attempt = 0
     info: RunInfo
+    # How often this sender heartbeats when it has nothing else to send. The server declares
+    # a rank dead after a few missed beats; None (older senders, uploads): the 5 s default.
+    heartbeat_s: float | None = Field(default=None, ge=0.05, le=60.0)
 
 
 class RecordFrame(_Strict):
@@ -163,6 +195,10 @@ class HeartbeatFrame(_Strict):
     rank: Rank
     step: Step | None = None  # last step this rank finished, None before the first
     sent_at: float = Field(ge=0.0, le=1e11)
+    # True: the sender has stopped producing for this rank (the probe ended, or an upload
+    # holds no more): ``step`` is the last step its spool has. A rank that ended is not dead
+    # when it disconnects; records still missing then make the run "incomplete".
+    ended: bool = False
 
 
 class ErrorFrame(_Strict):
@@ -181,7 +217,7 @@ def parse_frame(text: str | bytes) -> AnyFrame:
     """Validate one JSON frame; raises pydantic.ValidationError (or ValueError) when bad."""
     if len(text) > MAX_FRAME_BYTES:
         raise ValueError(f"frame of {len(text)} bytes exceeds {MAX_FRAME_BYTES}")
-    return _FRAME.validate_json(text)
+    return _FRAME.validate_json(text, strict=True)
 
 
 class LinkPoint(_Strict):
@@ -205,7 +241,7 @@ class CollectiveProfile(_Strict):
     """``--bench-collectives`` output: measured links of this mesh, the slowest group per
     size, usable by the core as a hardware profile instead of a datasheet preset."""
 
-    v: Literal[1] = VERSION
+    v: Version = VERSION
     run: RunName
     device: Literal["cpu", "cuda"]
     backend: str = Field(max_length=32)

@@ -28,9 +28,13 @@ class LiveConfig:
     # --- fan-out --------------------------------------------------------------------------
     tick_s: float = 0.1  # one coalesced frame per viewer per tick
     queue_frames: int = 32  # per viewer: ~3 s of ticks before the oldest are dropped
-    kick_after_s: float = 3.0  # a viewer whose queue stays full this long is disconnected
+    kick_after_s: float = (
+        3.0  # a viewer that takes no frame this long after it first failed to is cut off
+    )
     max_viewers: int = 2048
     # --- liveness -------------------------------------------------------------------------
-    heartbeat_s: float = 5.0  # gpu_probe.reporter sends one after 5 s without other frames
+    # A sender's beat interval when its hello announces none (older senders, uploads);
+    # gpu_probe.reporter announces 0.5 s and beats that often when idle.
+    heartbeat_s: float = 5.0
     stale_after_beats: int = 3  # silent for 3 intervals -> stale (dead if disconnected)
-    sweep_s: float = 1.0
+    sweep_s: float = 0.25  # how often liveness looks: a dead peer is seen within 2 s

@@ -6,8 +6,12 @@ into one frame, shared by every viewer, and offers it to each viewer's bounded q
 
 * a full queue drops its oldest frame and remembers the gap (sequence numbers and the
   first step in it), so the viewer is told exactly what it missed and can refetch;
-* a viewer whose queue stays full for ``kick_after_s`` is disconnected: its socket is not
-  draining, and holding frames for it forever would grow the server's memory.
+* a viewer that has taken nothing for ``kick_after_s`` while frames waited for it is
+  disconnected: its socket is not draining, and holding frames for it forever would grow
+  the server's memory. The clock starts at the first frame it did not take (a healthy
+  viewer takes each tick's frame within the tick), not when its queue is full: that added
+  the 3.2 s a 32-frame queue takes to fill at 10 ticks a second. What comes before the
+  first untaken frame is the socket's buffers filling (app/live/transport.py caps them).
 
 Frames are shared strings, so a stalled viewer costs at most ``capacity`` references.
 Each message a viewer receives is a JSON array: an optional ``gap`` notice, then batches.
@@ -44,7 +48,7 @@ class Viewer:
         self.closed = asyncio.Event()
         self.reason = ""
         self.gap: list | None = None  # [first seq, last seq, first step, frames]
-        self.full_since: float | None = None
+        self.waiting_since: float | None = None  # clock() of the oldest frame not yet taken
         self.dropped = 0
         self.on_kick: Callable[[], object] | None = None
 
@@ -55,8 +59,8 @@ class Viewer:
             self._note_gap(self.frames.popleft())
             dropped = 1
         self.frames.append(frame)
-        if len(self.frames) >= self.capacity and self.full_since is None:
-            self.full_since = now
+        if self.waiting_since is None:
+            self.waiting_since = now
         self.wake.set()
         return dropped
 
@@ -72,7 +76,7 @@ class Viewer:
     def take(self) -> str | None:
         """Everything queued as one message (gap notice first), or None when empty."""
         if self.gap is None and len(self.frames) == 1:  # the common case: no copy per viewer
-            self.full_since = None
+            self.waiting_since = None
             self.wake.clear()
             return self.frames.popleft().message
         parts = []
@@ -83,7 +87,7 @@ class Viewer:
             self.gap = None
         while self.frames:
             parts.append(self.frames.popleft().text)
-        self.full_since = None
+        self.waiting_since = None
         self.wake.clear()
         return "[" + ",".join(parts) + "]" if parts else None
 
@@ -157,9 +161,10 @@ class Hub:
                 self.dropped += viewer.offer(frame, now)
         for group in list(self._viewers.values()):
             for viewer in list(group):
-                if viewer.full_since is not None and now - viewer.full_since > self.kick_after_s:
+                since = viewer.waiting_since
+                if since is not None and now - since > self.kick_after_s:
                     self.kicked += 1
-                    viewer.kick(f"queue full for over {self.kick_after_s:g} s")
+                    viewer.kick(f"queue full or undrained for over {self.kick_after_s:g} s")
                     self.unsubscribe(viewer)
 
     def _frame(self, run: str, items: list[tuple[str, int | None]]) -> Frame:

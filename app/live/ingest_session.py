@@ -3,7 +3,9 @@
 ``Session.handle`` takes one inbound message and returns what to send back, in order:
 strings (an ack for hello, error frames) and ``PendingAck`` (a record's ack, sent once its
 transaction commits). Nothing invalid is stored: a bad frame gets an error frame and a
-strike; ``max_strikes`` of them, or one fatal error, closes the connection (1008).
+strike; ``max_strikes`` of them, or one fatal error, closes the connection (1008). A valid
+record the store still refuses (``RowRejected``) gets a non-fatal error naming it, and the
+connection goes on.
 """
 
 from __future__ import annotations
@@ -26,13 +28,14 @@ from app.core.protocol import (
 )
 from app.core.topology import Layout, parse_order
 from app.live.services import Live
-from app.live.store import Welcome
+from app.live.store import RowRejected, Welcome
 
 
 @dataclass(frozen=True)
 class PendingAck:
     future: asyncio.Future  # the record's commit
     ack: str  # the ack frame to send when it resolves
+    what: str = "record"  # names the record in the error frame if the store refuses it
 
 
 class Fatal(Exception):
@@ -122,9 +125,13 @@ class Session:
         except ValueError as exc:
             return self._strike(str(exc))
         now = time.time()
-        welcome: Welcome = await self.live.writer.submit(
-            "hello", info, hello.rank, hello.attempt, now
-        )
+        try:
+            welcome: Welcome = await self.live.writer.submit(
+                "hello", info, hello.rank, hello.attempt, now
+            )
+        except RowRejected as exc:
+            msg = f"hello not stored: {exc}"
+            raise Fatal(error("bad_frame", msg, fatal=True), msg) from exc
         if welcome.conflict is not None:
             raise Fatal(error("bad_frame", welcome.conflict, fatal=True), welcome.conflict)
         first = self.hello is None
@@ -132,7 +139,9 @@ class Session:
         await self.live.watch(info)
         if first:
             restarted = welcome.cursor is not None and hello.attempt > welcome.cursor[0]
-            self.live.liveness.connected(info.run, hello.rank, attempt_restarted=restarted)
+            self.live.liveness.connected(
+                info.run, hello.rank, attempt_restarted=restarted, heartbeat_s=hello.heartbeat_s
+            )
         # Nothing stored: (0, None), so the reporter replays its whole spool, older attempts'
         # steps before the resume point included.
         attempt, step = welcome.cursor if welcome.cursor else (0, None)
@@ -145,7 +154,8 @@ class Session:
             return self._strike(problem)
         future = self.live.writer.submit("record", rec, time.time())
         ack = AckFrame(run=rec.run, rank=rec.rank, attempt=rec.attempt, step=rec.step)
-        return [PendingAck(future, ack.model_dump_json())]
+        what = f"record of step {rec.step} (attempt {rec.attempt})"
+        return [PendingAck(future, ack.model_dump_json(), what)]
 
     def _check(self, rec: ProbeRecord) -> str | None:
         """Cross-checks against this connection's hello: the record must be its rank's."""
@@ -168,6 +178,8 @@ class Session:
         if hello is None or (beat.run, beat.rank) != (hello.info.run, hello.rank):
             return self._strike("heartbeat for another (run, rank) than this connection's")
         self.live.liveness.seen(beat.run, beat.rank)
+        if beat.ended:  # its spool holds what is unsent: not dead when it disconnects
+            self.live.liveness.ended(beat.run, beat.rank)
         return []
 
     def closed(self) -> None:

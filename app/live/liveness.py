@@ -1,11 +1,24 @@
-"""Which ranks are alive, and what that makes each run: running, stale, failed or done.
+"""Which ranks are alive, and what that makes each run: running, stale, incomplete, failed
+or done.
 
-A rank is *stale* when it has been silent (no record, heartbeat or hello) for
-``stale_after_beats`` heartbeat intervals, and *dead* when it is that silent with no open
-connection: its reporter is gone, not just slow. A run with a dead rank is *failed*, dated
-at its last event (the latest ``t0 + step time`` any rank reported); a run every rank of
-which has stored its final step is *done*. A failed run comes back to running when its
-ranks speak again (a resume from a checkpoint says hello with a higher attempt).
+A rank is **dead** when its reporter is gone, seen three ways:
+
+* its connection closed and no other opened within ``lost_grace_s`` (a kill -9 closes the
+  socket at once; a reconnecting reporter is back within the grace);
+* a sender that announced a heartbeat interval (``HelloFrame.heartbeat_s``) went silent for
+  ``dead_after_beats`` of them: a dead TCP peer or a frozen process, connection still open;
+* a sender that announced none (older probes) was silent for ``stale_after_beats`` default
+  heartbeat intervals with no connection open.
+
+A rank is **stale** when it is alive but not progressing: a beating sender with no new record
+for ``stale_after_beats`` default intervals (or three of its own step intervals, if longer),
+or an older sender silent that long with its connection open. A rank that said it **ended**
+(``HeartbeatFrame.ended``) before its final step was stored is not dead: its records are
+waiting in its spool, and the run is **incomplete** until ``meshscope upload`` sends them.
+
+A run with a dead rank is *failed*, dated at its last event (the latest ``t0 + step time``
+any rank reported); a run every rank of which has stored its final step is *done*. A failed
+run comes back to running when its ranks speak again (a resume says hello again).
 
 Clocks are injected: ``clock`` (monotonic) measures silence, ``wall`` dates what we report.
 """
@@ -19,9 +32,14 @@ from dataclasses import dataclass, field
 
 @dataclass
 class RankState:
-    last_seen: float  # clock()
+    last_seen: float  # clock(): any frame
+    last_progress: float  # clock(): the last stored record, or the (re)connection
     connections: int = 0
     done: bool = False
+    ended: bool = False  # the sender said it stopped producing (records may be unsent)
+    heartbeat_s: float | None = None  # announced by the sender; None: an older sender
+    lost_at: float | None = None  # clock() when its last connection closed
+    step_interval_s: float = 0.0  # between its last two stored records
     last_event_wall: float | None = None
 
 
@@ -42,7 +60,7 @@ class Change:
     status: str
     failed_at: float | None
     reason: str
-    ranks: dict[int, str]  # rank -> live | stale | dead | done | missing
+    ranks: dict[int, str]  # rank -> live | stale | dead | ended | done | missing
 
 
 class Liveness:
@@ -52,8 +70,11 @@ class Liveness:
         stale_after_beats: int = 3,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
+        dead_after_beats: int = 3,
+        lost_grace_s: float = 0.5,
     ) -> None:
         self.silence_s = heartbeat_s * stale_after_beats
+        self.dead_after_beats, self.lost_grace_s = dead_after_beats, lost_grace_s
         self.clock, self.wall = clock, wall
         self.runs: dict[str, RunState] = {}
 
@@ -62,6 +83,8 @@ class Liveness:
         state = self.runs.get(run)
         if state is None:
             state = self.runs[run] = RunState(world, steps - 1, self.clock())
+            if world and len(set(done_ranks)) >= world:
+                state.status = "done"  # re-announced after it finished: nothing changes
         state.world, state.final_step = world, max(state.final_step, steps - 1)
         for rank in done_ranks:
             self._rank(state, rank).done = True
@@ -71,7 +94,8 @@ class Liveness:
 
     def _rank(self, state: RunState, rank: int) -> RankState:
         if rank not in state.ranks:
-            state.ranks[rank] = RankState(last_seen=self.clock())
+            now = self.clock()
+            state.ranks[rank] = RankState(last_seen=now, last_progress=now)
         return state.ranks[rank]
 
     def seen(self, run: str, rank: int) -> None:
@@ -79,11 +103,14 @@ class Liveness:
         if state is not None:
             self._rank(state, rank).last_seen = self.clock()
 
-    def connected(self, run: str, rank: int, attempt_restarted: bool) -> None:
+    def connected(
+        self, run: str, rank: int, attempt_restarted: bool, heartbeat_s: float | None = None
+    ) -> None:
         state = self.runs[run]
         r = self._rank(state, rank)
         r.connections += 1
-        r.last_seen = self.clock()
+        r.last_seen = r.last_progress = self.clock()
+        r.heartbeat_s, r.lost_at, r.ended = heartbeat_s, None, False
         if attempt_restarted:  # a resumed attempt re-runs steps: not done any more
             r.done = False
 
@@ -93,34 +120,54 @@ class Liveness:
             r = state.ranks[rank]
             r.connections = max(r.connections - 1, 0)
             r.last_seen = self.clock()
+            if r.connections == 0:
+                r.lost_at = r.last_seen
+
+    def ended(self, run: str, rank: int) -> None:
+        """The sender stopped producing for this rank: what is unsent waits in its spool."""
+        state = self.runs.get(run)
+        if state is not None:
+            r = self._rank(state, rank)
+            r.ended, r.last_seen = True, self.clock()
 
     def stored(self, run: str, rank: int, step: int, event_end_wall: float) -> None:
         state = self.runs.get(run)
         if state is None:
             return
         r = self._rank(state, rank)
-        r.last_seen = self.clock()
+        now = self.clock()
+        r.step_interval_s, r.last_seen, r.last_progress = now - r.last_progress, now, now
         r.last_event_wall = max(r.last_event_wall or 0.0, event_end_wall)
         if step >= state.final_step:
             r.done = True
 
+    def rank_state(self, state: RunState, rank: int, now: float) -> str:
+        r = state.ranks.get(rank)
+        if r is not None and r.done:
+            return "done"
+        if r is None:
+            return "missing" if now - state.started >= self.silence_s else "live"
+        if r.ended:
+            return "ended"
+        if r.connections == 0 and r.lost_at is not None and now - r.lost_at >= self.lost_grace_s:
+            return "dead"  # its socket closed and nobody reconnected for it
+        silent = now - r.last_seen
+        if r.heartbeat_s is not None:
+            if silent >= r.heartbeat_s * self.dead_after_beats:
+                return "dead"  # missed beats: a dead peer or a frozen process
+            slow_s = max(self.silence_s, 3 * r.step_interval_s)
+            return "stale" if now - r.last_progress >= slow_s else "live"
+        if silent < self.silence_s:
+            return "live"
+        return "stale" if r.connections else "dead"
+
     def rank_states(self, state: RunState) -> dict[int, str]:
-        now, out = self.clock(), {}
-        for rank in range(state.world):
-            r = state.ranks.get(rank)
-            if r is not None and r.done:
-                out[rank] = "done"
-            elif r is None:
-                out[rank] = "missing" if now - state.started >= self.silence_s else "live"
-            elif now - r.last_seen < self.silence_s:
-                out[rank] = "live"
-            else:
-                out[rank] = "stale" if r.connections else "dead"
-        return out
+        now = self.clock()
+        return {rank: self.rank_state(state, rank, now) for rank in range(state.world)}
 
     def sweep(self) -> list[Change]:
         """Recompute every run's status; return the runs whose status or ranks changed."""
-        changes = []
+        changes, finished = [], []
         for run, state in self.runs.items():
             ranks = self.rank_states(state)
             status, reason = self._status(ranks)
@@ -133,9 +180,10 @@ class Liveness:
             if (status, reason, failed_at) != (state.status, state.reason, state.failed_at):
                 state.status, state.reason, state.failed_at = status, reason, failed_at
                 changes.append(Change(run, status, failed_at, reason, ranks))
-        for change in changes:
-            if change.status == "done":
-                del self.runs[change.run]  # nothing left to watch
+            if status == "done":
+                finished.append(run)
+        for run in finished:
+            del self.runs[run]  # nothing left to watch
         return changes
 
     @staticmethod
@@ -147,9 +195,12 @@ class Liveness:
             return "failed", f"rank(s) {_ranks(by_state['dead'])} stopped reporting"
         stale = by_state.get("stale", []) + by_state.get("missing", [])
         if stale:
-            return "stale", f"rank(s) {_ranks(sorted(stale))} silent"
+            return "stale", f"rank(s) {_ranks(sorted(stale))} silent or not progressing"
         if ranks and len(by_state.get("done", [])) == len(ranks):
             return "done", ""
+        ended = by_state.get("ended", [])
+        if ended and len(ended) + len(by_state.get("done", [])) == len(ranks):
+            return "incomplete", f"rank(s) {_ranks(ended)} ended with records unsent"
         return "running", ""
 
     def snapshot(self, run: str) -> dict[int, str] | None:

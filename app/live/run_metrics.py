@@ -20,7 +20,7 @@ from app.live.metrics_read import NewestStep
 # Liveness's rank states (app/live/liveness.py), plus "unknown" for a rank of a run nobody
 # watches any more that did not finish (as GET /api/runs/{run} reports it). Every state is
 # exported, zeros included, so a dashboard's series do not come and go.
-RANK_STATES = ("live", "stale", "missing", "dead", "done", "unknown")
+RANK_STATES = ("live", "stale", "missing", "dead", "ended", "done", "unknown")
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,12 @@ Idempotency and resumes (app.core.protocol): the key is (run, rank, step, attemp
 resent record is ignored. A record of attempt a at step s supersedes every row of the same
 rank with a lower attempt at step >= s: the dead attempt's steps after the resume point are
 kept, marked ``superseded``, and never mixed into what is served.
+
+A failing row fails alone. When a batch raises because of one op's data (a value SQLite
+cannot hold, a constraint), the batch is rolled back and run again with each op inside its
+own savepoint: the op that fails again is rolled back to its savepoint and answered with
+``RowRejected``, and every other op commits. A fault of the store itself (disk full, I/O)
+still fails the whole batch, so nothing is acknowledged that was not written.
 """
 
 from __future__ import annotations
@@ -49,6 +55,19 @@ INSERT_STEP = """INSERT OR IGNORE INTO steps (run, rank, step, attempt, supersed
   step_time_s, compute_s, tp_s, dp_s, pp_wait_s, host_s, loss, mem, received, record)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 Cursor = tuple[int, int]  # (attempt, step), the protocol's order
+
+
+class RowRejected(Exception):
+    """The store refused this one op (the result in its slot); the rest of its batch
+    committed. Permanent: resending the same frame fails the same way."""
+
+
+def _row_fault(err: Exception) -> bool:
+    """A fault of one op's data, which retrying the batch without it cures, as opposed to
+    a fault of the store (sqlite3.OperationalError for disk full or I/O, OSError, memory)."""
+    if isinstance(err, (sqlite3.IntegrityError, sqlite3.DataError)):
+        return True
+    return not isinstance(err, (sqlite3.DatabaseError, OSError, MemoryError))
 
 
 @dataclass(frozen=True)
@@ -110,17 +129,49 @@ class Store:
 
     # -- transactions ------------------------------------------------------------------------
     def transaction(self, ops: list[tuple[str, tuple]]) -> list[object]:
-        """Run ``(method, args)`` ops in one transaction; results in order, after commit."""
+        """Run ``(method, args)`` ops in one transaction; results in order, after commit. An
+        op whose data the store refuses gets a ``RowRejected`` as its result instead."""
         with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
             try:
-                out = [getattr(self, "_" + name)(*args) for name, args in ops]
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                self._starts.clear()  # the cache may hold what the rollback undid
-                raise
+                return self._run(ops, isolate=False)
+            except Exception as err:
+                if not _row_fault(err):
+                    raise
+            # The retry pays two statements per op, only for a batch that held a bad row.
+            return self._run(ops, isolate=True)
+
+    def _run(self, ops: list[tuple[str, tuple]], isolate: bool) -> list[object]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            out = [self._isolated(n, a) if isolate else self._op(n, a) for n, a in ops]
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            self._forget()
+            raise
         return out
+
+    def _op(self, name: str, args: tuple) -> object:
+        return getattr(self, "_" + name)(*args)
+
+    def _isolated(self, name: str, args: tuple) -> object:
+        self.conn.execute("SAVEPOINT op")
+        try:
+            result = self._op(name, args)
+        except Exception as err:
+            if not _row_fault(err):
+                raise
+            self.conn.execute("ROLLBACK TO op")
+            self.conn.execute("RELEASE op")
+            self._forget()
+            return RowRejected(f"{type(err).__name__}: {str(err)[:200]}")
+        self.conn.execute("RELEASE op")
+        return result
+
+    def _forget(self) -> None:
+        """Drop the caches: they may hold what a rollback undid; they refill from the table."""
+        self._starts.clear()
+        self._world.clear()
 
     # -- operations (inside a transaction) ---------------------------------------------------
     def _hello(self, info: RunInfo, rank: int, attempt: int, now: float) -> Welcome:

@@ -5,17 +5,22 @@ task takes whatever has queued up, commits it as one transaction on the writer t
 only then resolves the futures, so "acknowledged" always means "committed". While one batch
 commits the next one gathers, so the fsync per commit is shared by every producer instead
 of paid per record.
+
+An op the store refuses alone (``RowRejected``, app.live.store) fails only its own future;
+the rest of the batch is acknowledged and fanned out as usual.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from app.live.store import Store
+from app.live.store import RowRejected, Store
 
+log = logging.getLogger("meshscope.live")
 Committed = list[tuple[str, tuple, object]]  # (op, args, result) of one transaction
 
 
@@ -65,10 +70,18 @@ class Writer:
             return
         self.commits += 1
         self.ops += len(batch)
-        for (_, _, future), result in zip(batch, results, strict=True):
+        committed: Committed = []
+        for (op, args, future), result in zip(batch, results, strict=True):
+            if isinstance(result, RowRejected):
+                log.warning("store refused one %s op, the rest of its batch committed: %s",
+                            op, result)  # fmt: skip
+                if not future.done():
+                    future.set_exception(result)
+                continue
             if not future.done():
                 future.set_result(result)
-        self.on_commit([(op, args, r) for (op, args, _), r in zip(batch, results, strict=True)])
+            committed.append((op, args, result))
+        self.on_commit(committed)
 
     async def stop(self) -> None:
         """Commit what is queued, then close the store on its own thread."""

@@ -4,6 +4,7 @@
 import { seconds } from "./fmt.js";
 import { fill, lang, switchLang, tr, trOr } from "./i18n.js";
 import { drawBubble, drawHeatmap, drawResiduals, Trend } from "./live_charts.js";
+import { drawRankStates, rankLegend } from "./live_ranks.js";
 import { LiveStream } from "./live_stream.js";
 import { legend, LiveTimeline } from "./live_timeline.js";
 
@@ -67,6 +68,16 @@ function showStatus(status, reason, failedAt) {
   $("run-reason").textContent = reason ? reason + when : "";
 }
 
+// "incomplete: N records not yet received", from the server's count (GET /api/runs/{run}),
+// shown once nothing is streaming any more: a running run's missing steps are just ahead.
+function showUnreceived(status, records) {
+  const n = records ? records.unreceived : 0;
+  const show = n > 0 && status !== "running" && status !== "done";
+  $("run-unreceived").hidden = !show;
+  $("run-unreceived").textContent = show ? fill("live.unreceived", { n }) : "";
+  root.dataset.unreceived = String(n);
+}
+
 function firstRecord() {
   state.waiting = false;
   $("run-waiting").hidden = true;
@@ -108,6 +119,8 @@ async function sync() {
   if (last) $("last-step-time").textContent = seconds(last.step_time_s);
   state.waiting = data.trend.length === 0;
   showStatus(data.status, data.reason, data.failed_at);
+  showUnreceived(data.status, data.records);
+  drawRankStates($("rank-states"), data.ranks, data.info);
   showEvents(data.events);
   tally();
   refreshAnalysis();
@@ -128,7 +141,9 @@ function onItems(items) {
       if (state.follow) refreshAnalysis();
     } else if (it.type === "status") {
       showStatus(it.status, it.reason, it.failed_at);
+      drawRankStates($("rank-states"), it.ranks, state.info);
       $("run-events").append(eventItem({ at: Date.now() / 1000, kind: it.status, detail: it.reason }));
+      if (it.status !== "running") stream.resync(); // the unreceived count is the server's
     } else if (it.type === "attempt" && (it.attempt > state.attempt || !state.info)) {
       state.attempt = it.attempt;
       stream.resync(); // a resume supersedes steps: the tally and the trend are refetched
@@ -216,6 +231,7 @@ function bind() {
     }
   });
   legend($("live-legend"));
+  rankLegend($("rank-legend"));
   $("lang-toggle").addEventListener("click", (ev) => switchLang(ev.currentTarget.dataset.to));
 }
 

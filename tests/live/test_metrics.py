@@ -179,8 +179,8 @@ def test_series_stay_bounded_for_a_256_rank_run_among_many(tmp_path):
     big = [k for k in samples if ("run", "big") in k[1]]
     per_rank = [k for k in big if k[0] == "meshscope_run_slowest_rank_step_time_seconds"]
     assert len(per_rank) == 5
-    assert len(big) <= 8 + 6 + 4 + 5  # run gauges, rank states, statuses, slowest ranks
-    assert len(samples) <= 16 + 7 * (8 + 6 + 4 + 5)
+    assert len(big) <= 8 + 7 + 5 + 5  # run gauges, rank states, statuses, slowest ranks
+    assert len(samples) <= 16 + 7 * (8 + 7 + 5 + 5)
     assert by_run(samples, "meshscope_run_ranks", "big", state="unknown") == 256
 
 

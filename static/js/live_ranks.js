@@ -1,0 +1,41 @@
+// The live page's rank-state grid: one square per rank, coloured by the state the server's
+// liveness gives it (live, stale, dead, ended, done, missing, unknown). The page derives no
+// state: it draws what /api/runs/{run} and the feed's status items say.
+import { trOr } from "./i18n.js";
+
+export const RANK_STATES = ["live", "stale", "dead", "ended", "done", "missing", "unknown"];
+
+// ranks: [{rank, state}] (GET /api/runs/{run}) or {"rank": state} (a feed status item).
+export function rankList(ranks) {
+  if (Array.isArray(ranks)) return ranks.map((r) => [r.rank, r.state]);
+  return Object.entries(ranks ?? {}).map(([rank, state]) => [Number(rank), state]);
+}
+
+// One row per pipeline stage's worth of ranks (tp x pp per DP replica) keeps the mesh's shape.
+export function drawRankStates(el, ranks, info) {
+  const list = rankList(ranks).sort((a, b) => a[0] - b[0]);
+  const cols = info ? Math.min(Math.max(info.tp * info.pp, 1), 64) : 16;
+  el.style.gridTemplateColumns = `repeat(${Math.min(cols, Math.max(list.length, 1))}, minmax(6px, 18px))`;
+  el.replaceChildren(...list.map(([rank, state]) => {
+    const cell = document.createElement("span");
+    cell.dataset.rank = String(rank);
+    cell.dataset.state = state;
+    cell.title = `rank ${rank}: ${trOr(`live.rank.${state}`, state)}`;
+    return cell;
+  }));
+  const counts = {};
+  for (const [, s] of list) counts[s] = (counts[s] ?? 0) + 1;
+  el.dataset.dead = String(counts.dead ?? 0);
+  el.dataset.stale = String(counts.stale ?? 0);
+  return counts;
+}
+
+export function rankLegend(el) {
+  el.replaceChildren(...RANK_STATES.filter((s) => s !== "unknown").map((s) => {
+    const item = document.createElement("span");
+    const swatch = document.createElement("i");
+    swatch.dataset.state = s;
+    item.append(swatch, trOr(`live.rank.${s}`, s));
+    return item;
+  }));
+}
