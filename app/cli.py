@@ -1,10 +1,11 @@
-"""`meshscope serve | probe`: the command line."""
+"""`meshscope serve | probe | calibrate | upload`: the command line."""
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
 import secrets
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,9 @@ from pathlib import Path
 
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
+    from app import fd_limit, log_limit
     from app.api.hardware import HardwareProfileFileError
     from app.main import create_app
     from app.settings import Settings
@@ -35,11 +38,20 @@ def _serve(args: argparse.Namespace) -> int:
     except HardwareProfileFileError as exc:
         print(f"meshscope: {exc}", file=sys.stderr)  # one line, then no server at all
         return 2
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
+    # Within the open-file limit (app/fd_limit.py): raise it, cap connections below it, and
+    # keep a flood of identical errors from filling the disk (app/log_limit.py).
+    budget = fd_limit.fd_budget()
+    print(f"meshscope: open-file limit {budget.soft} (was {budget.before}, hard "
+          f"{budget.hard}); at most {budget.cap} connections at once", flush=True)  # fmt: skip
+    uvicorn.run(
+        app, host=settings.host, port=settings.port, log_level="info",
+        log_config=log_limit.uvicorn_log_config(budget.explanations(10.0), 10.0),
+        limit_concurrency=budget.cap, http=fd_limit.capped_protocol(AutoHTTPProtocol),
+    )  # fmt: skip
     return 0
 
 
-def _probe(rest: list[str]) -> int:
+def _probe(rest: list[str], module: str = "gpu_probe") -> int:
     # A separate interpreter: the server package never imports torch or gpu_probe, and the
     # probe's launcher forks its ranks from a process that has imported torch itself.
     # numpy too: torch does not depend on it, but its *_object collectives pickle through it.
@@ -52,7 +64,30 @@ def _probe(rest: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    return subprocess.call([sys.executable, "-m", "gpu_probe", *rest])
+    return _run_forwarding_signals([sys.executable, "-m", module, *rest])
+
+
+def _upload(rest: list[str]) -> int:
+    # gpu_probe.upload speaks the reporter's protocol and imports no torch; a separate
+    # interpreter keeps the rule that nothing in ``app`` imports ``gpu_probe``.
+    return _run_forwarding_signals([sys.executable, "-m", "gpu_probe.upload", *rest])
+
+
+def _run_forwarding_signals(cmd: list[str]) -> int:
+    """Run ``cmd``; SIGTERM/SIGINT to us go to it (it stops its own ranks and flushes), and
+    we return its exit code, non-zero after a signal, once it is gone."""
+    child = subprocess.Popen(cmd)
+
+    def forward(signum, frame) -> None:
+        if child.poll() is None:
+            child.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return child.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,6 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="hardware profile JSON to offer beside the presets (repeatable)",
     )
     sub.add_parser("probe", help="run gpu_probe locally (flags: meshscope probe --help)")
+    sub.add_parser("calibrate", help="measure this machine into a hardware profile (--help)")
+    sub.add_parser(
+        "upload",
+        help="send a probe spool's unsent records: meshscope upload SPOOL_DIR --server URL",
+    )
     return parser
 
 
@@ -76,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["probe"]:
         return _probe(argv[1:])
+    if argv[:1] == ["calibrate"]:
+        return _probe(argv[1:], "gpu_probe.calibrate")
+    if argv[:1] == ["upload"]:
+        return _upload(argv[1:])
     args = build_parser().parse_args(argv)
     return _serve(args)
 

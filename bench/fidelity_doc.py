@@ -35,7 +35,7 @@ def fetch() -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         app = create_app(Settings(db=Path(tmp) / "doc.sqlite3", ingest_token="t" * 32))
         # No `with`: the lifespan (live store, hub) is not needed to answer one GET.
-        res = TestClient(app).get("/api/fidelity")
+        res = TestClient(app, base_url="http://localhost").get("/api/fidelity")  # a Host it allows
     res.raise_for_status()
     return res.json()
 

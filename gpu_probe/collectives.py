@@ -13,11 +13,13 @@ each size reports the slowest group. Following nccl-tests (doc/PERFORMANCE.md):
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import torch
 import torch.distributed as dist
 
 from app.core.protocol import AxisProfile, CollectiveProfile, LinkPoint
+from gpu_probe.calibrate_fit import LINK_OPS
 from gpu_probe.mesh import MeshContext
 
 MIN_BYTES = 4 * 1024
@@ -70,14 +72,14 @@ def bench_collectives(ctx: MeshContext, run: str, max_bytes: int | None) -> Coll
 
 def _time_op(ctx: MeshContext, axis: str, nbytes: int, warmup: int, iters: int) -> float:
     """Mean seconds per operation over ``iters`` back-to-back runs."""
-    tensor = torch.zeros(nbytes // 4, dtype=torch.float32, device=ctx.device)
-    recv = torch.empty_like(tensor)
+    if axis == "pp":
+        tensor = torch.zeros(nbytes // 4, dtype=torch.float32, device=ctx.device)
+        recv = torch.empty_like(tensor)
 
-    def run_once() -> None:
-        if axis == "pp":
+        def run_once() -> None:
             _send_recv(ctx, tensor, recv)
-        else:
-            dist.all_reduce(tensor, group=ctx.group(axis))
+    else:
+        run_once = link_op(ctx, axis, "all_reduce", nbytes)
 
     for _ in range(warmup):
         run_once()
@@ -104,3 +106,44 @@ def _send_recv(ctx: MeshContext, tensor: torch.Tensor, recv: torch.Tensor) -> No
 def _sync(ctx: MeshContext) -> None:
     if ctx.device.type == "cuda":
         torch.cuda.synchronize(ctx.device)
+
+
+# -- one operation on every group of an axis, as ``meshscope calibrate`` times them ----------
+
+
+def link_op(ctx: MeshContext, axis: str, op: str, nbytes: int) -> Callable[[], object]:
+    """A closure running ``op`` of ``nbytes`` fp32 bytes in this rank's ``axis`` group: an
+    all-reduce, an all-gather (``nbytes`` is its output) or a p2p ``exchange``."""
+    group, n = ctx.group(axis), ctx.size(axis)
+    if op == "all_reduce":
+        buf = torch.zeros(nbytes // 4, device=ctx.device)
+        return lambda: dist.all_reduce(buf, group=group)
+    if op == "all_gather":
+        out = torch.zeros(nbytes // 4 // n * n, device=ctx.device)
+        mine = torch.zeros(nbytes // 4 // n, device=ctx.device)
+        # all_gather_single is 2.13's name; older torch (>= 2.6) has only the deprecated one.
+        gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+        return lambda: gather(out, mine, group=group)
+    if op == "p2p":
+        return exchange(ctx, axis, nbytes)
+    raise ValueError(f"unknown op {op!r}; one of {LINK_OPS}")
+
+
+def exchange(ctx: MeshContext, axis: str, nbytes: int) -> Callable[[], None]:
+    """Members 2i and 2i+1 of each group swap one message each way at once, posted as one
+    batch_isend_irecv, as 1F1B's steady state swaps an activation for a gradient (Megatron's
+    send_forward_recv_backward; nccl-tests' sendrecv): one hop's time. An odd last member
+    sits out."""
+    members = ctx.layout.group(axis, ctx.rank)
+    me = members.index(ctx.rank)
+    if me ^ 1 >= len(members):
+        return lambda: None
+    peer = members[me ^ 1]
+    out, into = (torch.zeros(nbytes // 4, device=ctx.device) for _ in range(2))
+
+    def swap() -> None:
+        ops = [dist.P2POp(dist.isend, out, peer), dist.P2POp(dist.irecv, into, peer)]
+        for work in dist.batch_isend_irecv(ops):
+            work.wait()
+
+    return swap

@@ -14,6 +14,11 @@ where an anchor is the output of a module that owns weights (linear, LayerNorm, 
 captured with the module's input by a forward hook. B computes every activation gradient
 (and runs every backward TP all-reduce) exactly once and no weight gradient; W only
 multiplies saved tensors, so nothing is computed twice.
+
+Outputs leave when their unit ends (app.core.schedules.release_units), as the simulator
+times them: in DualPipeV an overlapped pair (F, then a whole backward of the other chunk)
+first receives both inputs and sends both outputs after its last action, as torch's
+OVERLAP_F_B does; every other action is its own unit.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from app.core.schedules import (
     Action,
     ScheduleName,
     build,
+    release_units,
     stage_location,
     virtual_stage,
 )
@@ -55,6 +61,7 @@ class PipelineEngine:
         pp, stage = ctx.size("pp"), ctx.coord.pp
         self.schedule, self.microbatches, self.ctx = schedule, microbatches, ctx
         self.actions: list[Action] = build(schedule, pp, microbatches, virtual_stages)[stage]
+        self.unit_end = release_units(schedule, self.actions, stage == pp - 1)
         self.chunks, self.channel, self.timer = chunks, channel, timer
         self.vstages = [virtual_stage(schedule, stage, c, pp) for c in range(len(chunks))]
         self.nvstages = pp * len(chunks)
@@ -71,10 +78,14 @@ class PipelineEngine:
         """Run every action of this step; return the last stage's per-microbatch losses."""
         self._reset()
         self.batch = batch
-        for action in self.actions:
+        for i, action in enumerate(self.actions):
             self.current = action
             self.channel.reap()
+            if action.kind == "F" and self.unit_end[i] > i:  # a pair: both inputs first
+                self._prefetch_grad(self.actions[i + 1])
             {"F": self._forward, "B": self._backward, "W": self._weight}[action.kind](action)
+            if self.unit_end[i] == i:
+                self._release()
         self.current = None
         self.channel.drain()
         losses, self.batch = self._losses, None
@@ -101,7 +112,7 @@ class PipelineEngine:
         if not chunk.is_last:
             dst = self._holder(vs + 1)
             tag = message_tag(ACTIVATION, a.microbatch, vs + 1, self.nvstages)
-            self.channel.send(out.detach(), dst, tag)
+            self._post(out.detach(), dst, tag)
 
     def _backward(self, a: Action) -> None:
         vs = self.vstages[a.chunk]
@@ -111,15 +122,37 @@ class PipelineEngine:
             grad_out = None  # out is the loss
             self.channel.flush()
         else:
-            src = self._holder(vs + 1)
-            grad_out = self.channel.recv(
-                src, message_tag(GRADIENT, a.microbatch, vs, self.nvstages)
-            )
+            grad_out = self._prefetched.pop((a.microbatch, a.chunk), None)
+            if grad_out is None:
+                grad_out = self._recv_grad(a)
         with self.timer.span("B", a.microbatch, a.chunk):
             grad_in = self._input_grad(a, x, out, grad_out, anchors)
         if vs > 0:
             tag = message_tag(GRADIENT, a.microbatch, vs - 1, self.nvstages)
-            self.channel.send(grad_in, self._holder(vs - 1), tag)
+            self._post(grad_in, self._holder(vs - 1), tag)
+
+    def _recv_grad(self, a: Action) -> torch.Tensor:
+        vs = self.vstages[a.chunk]
+        tag = message_tag(GRADIENT, a.microbatch, vs, self.nvstages)
+        return self.channel.recv(self._holder(vs + 1), tag)
+
+    def _prefetch_grad(self, b: Action) -> None:
+        if self.vstages[b.chunk] < self.nvstages - 1:
+            self.timer.action = (b.microbatch, b.chunk)
+            self._prefetched[(b.microbatch, b.chunk)] = self._recv_grad(b)
+
+    def _post(self, tensor: torch.Tensor, dst: int, tag: int) -> None:
+        if dst == self.channel.rank:  # a same-rank handoff is no message: it waits for nothing
+            self.channel.send(tensor, dst, tag)
+        else:
+            self._outbox.append((tensor, dst, tag, self.timer.action))
+
+    def _release(self) -> None:
+        """The unit is over: hand its outputs to the channel, labelled with their actions."""
+        for tensor, dst, tag, label in self._outbox:
+            self.timer.action = label
+            self.channel.send(tensor, dst, tag)
+        self._outbox = []
 
     def _input_grad(self, a: Action, x, out, grad_out, anchors) -> torch.Tensor | None:
         if not self.split:
@@ -162,6 +195,8 @@ class PipelineEngine:
         self._saved: dict[Key, tuple] = {}
         self._deferred: dict[Key, list] = {}
         self._losses: list[torch.Tensor] = []
+        self._outbox: list[tuple] = []  # (tensor, dst, tag, label) until the unit ends
+        self._prefetched: dict[Key, torch.Tensor] = {}  # a pair's backward input
 
     def _hook_weight_owners(self) -> None:
         def hook(module, inputs, output):

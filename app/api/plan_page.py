@@ -1,7 +1,8 @@
 """GET /plan: the planner as a page, server-rendered from the same JSON ``/api/plan`` returns.
 
 Each row links to its scenario in the overview and the flow view. A bad parameter renders
-the form with the reason beside it, and status 422.
+the form with the reason beside it, and status 422. The search runs as /api/plan's does:
+bounded in candidates, on the thread pool, under a heavy-request slot (429 when none).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app import i18n
 from app.api.hardware import Registry, RegistryDep
+from app.api.limits import heavy
 from app.api.page_data import errors_by_field, respond
 from app.api.plan import PlanQuery, run_plan
 from app.core.presets import MODELS
@@ -42,22 +44,32 @@ def reason_in(why: dict[str, Any], t) -> str:
     out = t("plan.reason.parts")
     for key, value in parts.items():
         out = out.replace("{" + key + "}", value if isinstance(value, str) else f"{value:.0%}")
-    return out
+    notes = [_note(n, t) for n in why.get("notes", ())]
+    return "; ".join([out, *notes])
 
 
-def build_plan(params: dict[str, str], registry: Registry) -> dict[str, Any]:
+def _note(note: dict[str, Any], t) -> str:
+    text = t(f"plan.note.{note['code']}")
+    for key, value in note.items():
+        text = text.replace("{" + key + "}", str(value))
+    return text
+
+
+def build_plan(
+    params: dict[str, str], registry: Registry, max_candidates: int | None = None
+) -> dict[str, Any]:
     errors: dict[str, str] = {}
     view = PlanView()
     try:
         view = PlanView.model_validate({k: v for k, v in params.items() if k == "lang"})
     except ValidationError as exc:
-        errors.update(errors_by_field(exc))
+        errors.update(errors_by_field(exc, params.get("lang", "en")))
     result = None
     try:
         query = PlanQuery.model_validate({k: v for k, v in params.items() if k != "lang"})
-        result = run_plan(query, registry)
+        result = run_plan(query, registry, max_candidates)
     except ValidationError as exc:
-        errors.update(errors_by_field(exc))
+        errors.update(errors_by_field(exc, params.get("lang", "en")))
     except ScenarioError as exc:
         errors[exc.field] = exc.reason
     return {
@@ -80,9 +92,10 @@ def make_router() -> APIRouter:
     router = APIRouter(tags=["pages"], include_in_schema=False)
 
     @router.get("/plan", response_class=HTMLResponse)
-    def plan_page(request: Request, registry: RegistryDep) -> HTMLResponse:
+    async def plan_page(request: Request, registry: RegistryDep) -> HTMLResponse:
         params = dict(request.query_params)
-        data = build_plan(params, registry)
+        bound = request.app.state.settings.plan_max_candidates
+        data = await heavy(request).run(build_plan, params, registry, bound)
         lang, errors = data["state"]["lang"], data["errors"]
         t = i18n.translator(lang)
         return respond(

@@ -8,6 +8,9 @@ every PP send to its receive. Format: the Trace Event Format document (catapult)
 
 from __future__ import annotations
 
+import itertools
+import json
+from collections.abc import Iterator
 from typing import Any
 
 from app.core.flow import sends
@@ -15,6 +18,8 @@ from app.core.flow import sends
 US_PER_S = 1_000_000
 # Abstract teaching units have no physical scale; one unit is drawn as one millisecond.
 US_PER_UNIT = 1_000
+# Events per streamed piece: ~120 KB of JSON, a few ms of json.dumps.
+CHUNK_EVENTS = 1_000
 
 THREADS = {
     "compute": (1, "compute (F/B/W, optimizer)"),
@@ -55,14 +60,16 @@ def _meta(pid: int, name: str, tid: int | None = None) -> dict[str, Any]:
 
 
 def _label(e: dict[str, Any], show_chunk: bool) -> str:
-    if e["kind"] in ("dp", "optim"):
-        return {"dp": "DP all-reduce", "optim": "optimizer step"}[e["kind"]]
+    names = {"dp": "DP all-reduce", "dp_hidden": "DP all-reduce, hidden under the backward",
+             "optim": "optimizer step"}  # fmt: skip
+    if e["kind"] in names:
+        return names[e["kind"]]
     base = f"{e['kind']}{e['microbatch']}"
     return base + (f" chunk {e['chunk']}" if show_chunk else "")
 
 
 def _slice(e: dict[str, Any], scale: float, show_chunk: bool) -> dict[str, Any]:
-    thread = "compute" if e["kind"] in COMPUTE_KINDS else e["kind"]
+    thread = "compute" if e["kind"] in COMPUTE_KINDS else e["kind"].removesuffix("_hidden")
     tid = THREADS.get(thread, THREADS["compute"])[0]
     return {
         "ph": "X",
@@ -114,26 +121,10 @@ def _send_recv(i: int, s: dict[str, Any], hop: float, scale: float) -> list[dict
     ]
 
 
-def build(view: dict[str, Any]) -> dict[str, Any]:
-    """``view`` is ``evaluate(scenario)``'s output; returns the trace as a JSON-ready dict."""
-    tl, sc = view["timeline"], view["scenario"]
-    pp, show_chunk = view["layout"]["sizes"]["pp"], view["schedule"]["virtual_stages"] > 1
-    abstract = tl.get("units") == "abstract"
-    scale = US_PER_UNIT if abstract else US_PER_S
-    # The hop is known only in teaching units; otherwise a send is drawn where it starts.
-    hop = float(sc.get("p2p_time") or 0.0) if abstract else 0.0
-    events: list[dict[str, Any]] = []
-    for stage in range(pp):
-        events.append(_meta(stage, f"pipeline rank {stage}"))
-        events += [_meta(stage, label, tid) for tid, label in THREADS.values()]
-    tail = tl.get("tail") or []
-    events += [_slice(e, scale, show_chunk) for e in tl["events"] + tail]
-    events += _tp_slices(tl, scale)
-    links = sends(sc["schedule"], tl["events"], pp, sc["virtual_stages"])
-    for i, s in enumerate(links):
-        events += _send_recv(i, s, hop, scale)
+def _header(view: dict[str, Any]) -> dict[str, Any]:
+    """Everything but the events: the units and the query the trace was made from."""
+    sc, abstract = view["scenario"], view["timeline"].get("units") == "abstract"
     return {
-        "traceEvents": events,
         "displayTimeUnit": "ms",
         "otherData": {
             "generator": "meshscope",
@@ -142,3 +133,52 @@ def build(view: dict[str, Any]) -> dict[str, Any]:
             "query": view.get("query", {}),
         },
     }
+
+
+def events(view: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The trace's events one by one, in the order ``build`` lists them, so a caller can
+    write them out without holding every event dict at once."""
+    tl, sc = view["timeline"], view["scenario"]
+    pp, show_chunk = view["layout"]["sizes"]["pp"], view["schedule"]["virtual_stages"] > 1
+    abstract = tl.get("units") == "abstract"
+    scale = US_PER_UNIT if abstract else US_PER_S
+    # The hop is known only in teaching units; otherwise a send is drawn where it starts.
+    hop = float(sc.get("p2p_time") or 0.0) if abstract else 0.0
+    for stage in range(pp):
+        yield _meta(stage, f"pipeline rank {stage}")
+        yield from (_meta(stage, label, tid) for tid, label in THREADS.values())
+    for e in itertools.chain(tl["events"], tl.get("tail") or []):
+        yield _slice(e, scale, show_chunk)
+    yield from _tp_slices(tl, scale)
+    links = sends(sc["schedule"], tl["events"], pp, sc["virtual_stages"])
+    for i, s in enumerate(links):
+        yield from _send_recv(i, s, hop, scale)
+
+
+def build(view: dict[str, Any]) -> dict[str, Any]:
+    """``view`` is ``evaluate(scenario)``'s output; returns the trace as a JSON-ready dict."""
+    return {"traceEvents": list(events(view)), **_header(view)}
+
+
+def _dumps(value: Any) -> str:
+    # What JSONResponse writes (starlette/responses.py: JSONResponse.render), so the stream
+    # and the old one-piece answer are the same bytes.
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def chunks(view: dict[str, Any], per_chunk: int = CHUNK_EVENTS) -> Iterator[bytes]:
+    """``build(view)`` as JSON, in pieces of ``per_chunk`` events: the whole trace is never
+    one string, and each ``json.dumps`` (which holds the GIL) stays short."""
+    header = _dumps(_header(view))
+    yield b'{"traceEvents":['
+    batch: list[dict[str, Any]] = []
+    first = True
+    for event in events(view):
+        batch.append(event)
+        if len(batch) == per_chunk:
+            yield ("" if first else ",").encode() + _dumps(batch)[1:-1].encode()
+            batch, first = [], False
+    if batch:
+        yield ("" if first else ",").encode() + _dumps(batch)[1:-1].encode()
+    # The header's own braces dropped: its keys follow the event list in the one object.
+    yield ("]," + header[1:]).encode()

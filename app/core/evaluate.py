@@ -26,6 +26,13 @@ def check(s: Scenario) -> None:
         schedules.validate(s.schedule, s.pp, s.microbatches, s.virtual_stages)
     except schedules.ScheduleError as exc:
         raise ScenarioError(exc.field, exc.reason) from exc
+    given = s.layer_split
+    if given is not None and len(given) != s.pp * s.chunks:
+        raise ScenarioError(
+            "stage_layers",
+            f"length vs pp*chunks: {len(given)} entries, but pp*chunks = {s.pp}*{s.chunks} = "
+            f"{s.pp * s.chunks} virtual stages need one each",
+        )
     work = s.pp * s.microbatches * s.chunks * 3
     if work > MAX_SIMULATED_ACTIONS:
         raise ScenarioError(
@@ -107,10 +114,18 @@ def teaching_durations(s: Scenario) -> Durations | None:
     return Durations(f=s.f_time, b=b, w=s.w_time or 0.0, p2p=s.p2p_time or 0.0)
 
 
-def _tail(makespan: float, stages: int, dp_s: float, optim_s: float) -> list[dict[str, Any]]:
-    """The step's tail on every stage: the DP gradient all-reduce, then the optimizer."""
+def _tail(
+    makespan: float, stages: int, dp_s: float, optim_s: float, hidden_s: float = 0.0
+) -> list[dict[str, Any]]:
+    """The step's tail on every stage: the DP gradient all-reduce, then the optimizer. With
+    overlap_grad_reduce, the share of the all-reduce the backward hides is drawn as
+    ``dp_hidden``, ending where the pipeline drains: under the last backward of stage 0,
+    the window cost.overlap.exposed_grad_sync_s gives it; only ``dp`` is time added."""
     tail = []
     for stage in range(stages):
+        if hidden_s > 0:
+            tail.append({"stage": stage, "kind": "dp_hidden", "microbatch": None, "chunk": None,
+                         "start": max(0.0, makespan - hidden_s), "end": makespan})  # fmt: skip
         t = makespan
         for kind, seconds in (("dp", dp_s), ("optim", optim_s)):
             if seconds > 0:
@@ -141,11 +156,17 @@ def evaluate(s: Scenario, hardware: Registry = HARDWARE) -> dict[str, Any]:
     else:
         shown = simulate(s.schedule, actions, teaching, s.virtual_stages)
         # Tail and TP pulses drawn in teaching units, in proportion to the cost model's F.
-        scale = teaching.f / cost.durations[0].f
+        scale = teaching.f / cost.teaching_ref_f
     timeline = timeline_json(
         shown,
         "abstract" if teaching else "s",
-        _tail(shown.makespan, s.pp, cost.dp_s * scale, cost.optim_s * scale),
+        _tail(
+            shown.makespan,
+            s.pp,
+            cost.dp_s * scale,
+            cost.optim_s * scale,
+            cost.sections["breakdown"]["dp_hidden_s"] * scale,
+        ),  # fmt: skip
     )
     timeline["tp_time"] = cost.tp_pass_s * scale
     return {

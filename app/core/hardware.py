@@ -22,6 +22,13 @@ class Efficiency:
     inter_busbw_fraction: float = 0.9  # the same over the NICs
     intra_latency_us: float = 2.0  # per ring step inside a scale-up domain
     inter_latency_us: float = 6.0  # per ring step over the network
+    # Host time per kernel launch (eager dispatch, autograd, launch), serial with the kernel:
+    # what tiny layers are made of. 0 in the presets (fitted without it; at their sizes GPU
+    # kernels hide the launches); `meshscope calibrate` measures it (compute.host_overhead_s).
+    kernel_overhead_us: float = 0.0
+    # A pipeline send's latency inside a domain when measured apart from the collectives'
+    # per-step one (meshscope calibrate: gloo's p2p pays more than a ring step); 0: that one.
+    p2p_latency_us: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,8 @@ def _runnable(c: Candidate, m: ModelSpec, batch: int) -> bool:
     if c.pp * micro * c.v > MAX_PLAN_SLOTS:
         return False
     if c.schedule == "interleaved":
-        return c.pp > 1 and micro % c.pp == 0 and m.layers % (c.pp * c.v) == 0
+        # Any layer count splits (shapes.default_split) while each virtual stage gets one.
+        return c.pp > 1 and micro % c.pp == 0 and m.layers >= c.pp * c.v
     return not (c.pp == 1 and c.schedule != "1f1b")  # one stage: every schedule is the same
 
 
@@ -102,7 +103,7 @@ def estimate(c: Candidate, m: ModelSpec, hw: HardwareSpec, batch: int) -> dict[s
     t = Training(c.mbs, c.microbatches(batch), "bf16", c.zero, c.recompute)
     layout = Layout(dp=c.dp, tp=c.tp, pp=c.pp, gpus_per_node=hw.gpus_per_node)
     micro, head = t.microbatches, c.pp - 1
-    stage_d, _ = durations.stage_durations(m, hw, t, layout, c.v, head)
+    stage_d, _ = durations.stage_durations(m, hw, t, layout, c.v, head)  # mean chunk per rank
     slowest = max(stage_d, key=lambda d: d.f + d.b + d.w)
     stages = memory.stage_memory(m, t, (c.dp, c.tp, c.pp), c.v, head, _peak_inflight(c, micro))
     rank_params = max(s.params for s in stages)
@@ -131,6 +132,26 @@ def _simulated(
             "bubble_fraction": cost.timeline.bubble_fraction}  # fmt: skip
 
 
+def framework_notes(zero: int, pp: int) -> list[dict[str, Any]]:
+    """Frameworks that refuse a row's combination, as data a page can word in any language.
+
+    DeepSpeed's PipelineEngine asserts ZeRO stage < 2 (deepspeed/runtime/pipe/engine.py:
+    "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"); Megatron-LM's
+    distributed optimizer and torchtitan's FSDP2 + PP shard optimizer, gradients (and, in
+    torchtitan, parameters: ZeRO-3-like) across DP alongside pipelines.
+    """
+    if zero >= 2 and pp > 1:
+        return [{"code": "deepspeed_refuses_zero_pp", "framework": "deepspeed", "zero": zero,
+                 "pp": pp, "allowed_by": ["megatron", "torchtitan"]}]  # fmt: skip
+    return []
+
+
+NOTE_TEXT = {
+    "deepspeed_refuses_zero_pp": "DeepSpeed refuses ZeRO-{zero} with pipeline parallelism "
+    "(Megatron-LM and torchtitan's FSDP + PP allow ZeRO-3-like sharding)",
+}
+
+
 def _why(view: dict[str, Any], best: float, rank: int) -> dict[str, Any]:
     """Why a row wins or loses, as numbers a page can word in any language."""
     br, step, mem = view["breakdown"], view["step_time_s"], view["memory"]
@@ -142,6 +163,7 @@ def _why(view: dict[str, Any], best: float, rank: int) -> dict[str, Any]:
         "tp_share": br["tp_s"] / step,
         "dp_share": br["dp_s"] / step,
         "memory": mem["peak_bytes"] / mem["capacity_bytes"],
+        "notes": framework_notes(view["scenario"]["zero"], view["scenario"]["pp"]),
     }
 
 
@@ -150,10 +172,12 @@ def reason_text(why: dict[str, Any]) -> str:
     lead = {"fastest": "fastest that fits", "misfit": "does not fit in memory"}.get(
         why["lead"], f"{why['of_best']:.0%} of the best"
     )
-    return (
+    text = (
         f"{lead}: bubble {why['bubble']:.0%}, TP comm {why['tp_share']:.0%}, "
         f"DP all-reduce {why['dp_share']:.0%}, memory {why['memory']:.0%} of HBM"
     )
+    notes = [NOTE_TEXT[n["code"]].format(**n) for n in why.get("notes", ())]
+    return "; ".join([text, *notes])
 
 
 def plan(

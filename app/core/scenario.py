@@ -18,6 +18,9 @@ ARCH_FIELDS = (
     "layers", "hidden", "heads", "kv_heads", "seq_len", "vocab", "ffn_hidden",
     "gated_mlp", "tied_embeddings", "learned_positions",
 )  # fmt: skip
+# Layers of one virtual stage: at least one (a chunk without layers would still take a
+# schedule slot and a p2p hop for nothing), at most a model's bound on ``layers``.
+MAX_LAYERS = 1024
 # A bound on simulated work so one request stays well under a second (p=64, m=512, v=4 fits).
 MAX_SIMULATED_ACTIONS = 64 * 512 * 4 * 3
 
@@ -34,6 +37,24 @@ def _finite(value: float | None) -> float | None:
     if value is not None and not math.isfinite(value):
         raise ValueError("must be a finite number (NaN and infinity are not accepted)")
     return value
+
+
+def parse_layer_list(text: str) -> tuple[int, ...]:
+    """``31,32,32,31`` -> (31, 32, 32, 31); each entry a whole number in 1..MAX_LAYERS."""
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) > MAX_LAYERS:
+        raise ValueError(f"at most {MAX_LAYERS} entries (one per virtual stage)")
+    out = []
+    for k, part in enumerate(parts):
+        if not part.isdigit() or not part.isascii():
+            raise ValueError(f"entry {k} is not a whole number of layers")
+        n = int(part) if len(part) <= 6 else MAX_LAYERS + 1  # no int() of a huge string
+        if not 1 <= n <= MAX_LAYERS:
+            raise ValueError(
+                f"entry {k} is out of bounds: each virtual stage holds 1 to {MAX_LAYERS} layers"
+            )
+        out.append(n)
+    return tuple(out)
 
 
 class Scenario(BaseModel):
@@ -55,7 +76,7 @@ class Scenario(BaseModel):
         "(ffn 4h, kv_heads = heads, vocab 51,200, seq 2,048 unless given). Shape fields "
         "without model= mean 'custom'.",
     )
-    layers: int | None = Field(None, ge=1, le=1024)
+    layers: int | None = Field(None, ge=1, le=MAX_LAYERS)
     hidden: int | None = Field(None, ge=1, le=1 << 17)
     heads: int | None = Field(None, ge=1, le=1024)
     kv_heads: int | None = Field(None, ge=1, le=1024, description="grouped-query KV heads")
@@ -65,6 +86,13 @@ class Scenario(BaseModel):
     gated_mlp: bool | None = Field(None, description="SwiGLU MLP (three h x ffn matrices)")
     tied_embeddings: bool | None = Field(None, description="output head tied to the embedding")
     learned_positions: bool | None = Field(None, description="GPT position table (not RoPE)")
+    stage_layers: str | None = Field(
+        None,
+        max_length=8 * MAX_LAYERS,
+        description="layers of each virtual stage in pipeline order, comma-separated "
+        "(e.g. 31,32,32,31): pp*chunks entries, each >= 1, summing to the model's layers. "
+        "Default: an even split, the remainder on the middle stages.",
+    )
     micro_batch_size: int = Field(1, ge=1, le=4096)
     dtype: Literal["bf16", "fp16", "fp32"] = "bf16"
     zero: int = Field(0, ge=0, le=3)
@@ -107,6 +135,18 @@ class Scenario(BaseModel):
     def _is_finite(cls, value: float | None) -> float | None:
         return _finite(value)
 
+    @field_validator("stage_layers", mode="before")
+    @classmethod
+    def _layer_list(cls, value: object) -> str | None:
+        """A comma-separated list (or a list from Python) -> its canonical spelling."""
+        if value is None:
+            return None
+        if isinstance(value, list | tuple):
+            value = ",".join(str(v) for v in value)
+        if not isinstance(value, str):
+            raise ValueError("must be comma-separated layer counts, e.g. 31,32,32,31")
+        return ",".join(str(n) for n in parse_layer_list(value))
+
     @field_validator("order")
     @classmethod
     def _known_order(cls, value: str) -> str:
@@ -115,6 +155,11 @@ class Scenario(BaseModel):
     @property
     def world_size(self) -> int:
         return self.dp * self.tp * self.pp
+
+    @property
+    def layer_split(self) -> tuple[int, ...] | None:
+        """stage_layers as numbers, or None for the default split."""
+        return None if self.stage_layers is None else parse_layer_list(self.stage_layers)
 
     @property
     def chunks(self) -> int:

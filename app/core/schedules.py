@@ -52,6 +52,35 @@ class ScheduleError(ValueError):
         self.field, self.reason = field, reason
 
 
+# Schedules whose runtime sends an overlapped F&B pair's, or a whole backward's, outputs only
+# when the pair or the whole backward ends (app/core/simulate.py).
+RELEASE_BY_UNIT = frozenset({ScheduleName.dualpipev})
+
+
+def release_units(name: ScheduleName, row: list[Action], last_rank: bool) -> list[int]:
+    """For each action of one rank's order, the index of the last action of its unit: the
+    action whose end sends the unit's outputs (RELEASE_BY_UNIT). A DualPipeV unit is an
+    overlapped pair, a forward then a whole backward of the other chunk (torch OVERLAP_F_B);
+    as in torch's ScheduleDualPipeV, the last rank runs its first F0/B1 pair without overlap."""
+    last = list(range(len(row)))
+    if name not in RELEASE_BY_UNIT:
+        return last
+    skip_pair = last_rank
+    for i in range(len(row) - 1):
+        f, b = row[i], row[i + 1]
+        if f.kind != "F" or b.kind != "B" or b.chunk == f.chunk or last[i] != i:
+            continue
+        if skip_pair:
+            skip_pair = False
+            continue
+        j = i + 1
+        if j + 1 < len(row) and row[j + 1] == Action("W", b.microbatch, b.chunk):
+            j += 1  # the pair's backward is whole: its W is part of it
+        for k in range(i, j + 1):
+            last[k] = j
+    return last
+
+
 def chunks_per_rank(name: ScheduleName, virtual_stages: int) -> int:
     if name in V_SHAPED:
         return 2

@@ -5,22 +5,32 @@ its dependencies are done: F waits for the previous virtual stage's F (plus p2p 
 that stage lives on another rank); B waits for its own F and for the next virtual stage's
 B (plus p2p); W waits for its own B. The start times are the unique earliest ones this
 order allows, found in one pass with a wait list (O(actions)).
+
+An output reaches another rank when its *unit* ends. A unit is one action, except in
+DualPipeV: torch's runtime (torch/distributed/pipelining/schedules.py, OVERLAP_F_B) and
+DeepSeek's dualpipev.py run an overlapped pair, a forward and a whole backward (B then its W)
+of the other chunk, as one action that starts once both inputs are in and sends both outputs
+when it ends. With F = B = W this gives DeepSeek-V3's bubble, (p-1)(F&B + B - 3W) per rank
+(arXiv 2412.19437 Table 2, B = a whole backward, F&B = an overlapped pair).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, TypeAlias
 
 from app.core.gc_pause import gc_paused
 from app.core.schedules import (
     FORWARD_ONLY,
+    RELEASE_BY_UNIT,
     Action,
     ScheduleName,
     chunks_per_rank,
     stage_location,
     virtual_stage,
 )
+from app.core.simulate_units import run_units, with_release
 
 
 @dataclass(frozen=True)
@@ -38,6 +48,27 @@ class Durations:
         if kind == "B":
             return self.b if split else self.b + self.w
         return self.w
+
+    @staticmethod
+    def mean(ds: Sequence[Durations]) -> Durations:
+        """Field-wise mean: a rank's chunks as one representative chunk (same totals)."""
+        n = len(ds)
+        return Durations(*(sum(getattr(d, f) for d in ds) / n for f in ("f", "b", "w", "p2p")))
+
+
+# One Durations for every action, one per pipeline rank, or one per rank per chunk
+# (layers[rank][chunk] of an uneven split: each chunk's F/B/W scale with its own layers).
+DurationsLike: TypeAlias = Durations | Sequence[Durations] | Sequence[Sequence[Durations]]
+
+
+def per_chunk(durations: DurationsLike, pp: int, chunks: int) -> list[list[Durations]]:
+    """``durations`` as durations[rank][chunk], whichever of the three shapes it came in."""
+    if isinstance(durations, Durations):
+        return [[durations] * chunks for _ in range(pp)]
+    rows = [[d] * chunks if isinstance(d, Durations) else list(d) for d in durations]
+    if len(rows) != pp or any(len(row) != chunks for row in rows):
+        raise ValueError(f"durations must be one per rank ({pp}) or per rank and chunk ({chunks})")
+    return rows
 
 
 class Event(NamedTuple):
@@ -66,37 +97,52 @@ class DeadlockError(ValueError):
 
 
 # A compiled action is a plain tuple (key, dep1, hop1, dep2, hop2, duration): dep = -1 when
-# absent; hop = the p2p time added when the dependency was produced on another rank.
+# absent; hop = the p2p time added when the dependency was produced on another rank. Schedules
+# that release by unit (RELEASE_BY_UNIT) add ``release``, the keys whose outputs this action's
+# end hands to other ranks, and write a dep produced on the action's own rank as -2 - key (it
+# is done already: the order puts it earlier, and it needs no release).
 _Op = tuple[int, int, float, int, float, float]
 
 
-def _compile(name, actions, per_rank, m, nvs) -> list[list[_Op]]:
+def _dep(key: int, producer_rank: int, rank: int, units: bool) -> int:
+    return -2 - key if units and producer_rank == rank else key
+
+
+def _compile(name, actions, chunk_d, m, nvs) -> list[list[_Op]]:
     """Actions -> integer keys and static dependencies (who produced a dep never changes)."""
     pp = len(actions)
     split = any(a.kind == "W" for rank in actions for a in rank)
+    units = name in RELEASE_BY_UNIT
     home = [stage_location(name, vs, pp)[0] for vs in range(nvs)]  # rank of each stage
     f_base, b_base, w_base = 0, m * nvs, 2 * m * nvs  # key = kind_base + mb * nvs + vs
     out = []
     for rank, row in enumerate(actions):
-        d = per_rank[rank]
-        cost = {k: d.of(k, split) for k in "FBW"}
+        ds = chunk_d[rank]
+        # Per chunk: F, B, W seconds and the hop into it (p2p when the producer is elsewhere).
+        f_s, b_s, w_s = ([d.of(k, split) for d in ds] for k in "FBW")
         vs_of = [virtual_stage(name, rank, c, pp) for c in range(nvs // pp)]
+        up_hop = [
+            ds[c].p2p if vs > 0 and home[vs - 1] != rank else 0.0 for c, vs in enumerate(vs_of)
+        ]
+        down_hop = [
+            ds[c].p2p if vs + 1 < nvs and home[vs + 1] != rank else 0.0
+            for c, vs in enumerate(vs_of)
+        ]
         ops = []
         for kind, mb, chunk in row:
             vs = vs_of[chunk]
             at = mb * nvs + vs
             if kind == "F":
-                up = vs > 0
-                hop = d.p2p if up and home[vs - 1] != rank else 0.0
-                ops.append((f_base + at, at - 1 if up else -1, hop, -1, 0.0, cost["F"]))
+                dep1 = _dep(at - 1, home[vs - 1], rank, units) if vs > 0 else -1
+                ops.append((f_base + at, dep1, up_hop[chunk], -1, 0.0, f_s[chunk]))
             elif kind == "B":
-                down = vs + 1 < nvs
-                hop = d.p2p if down and home[vs + 1] != rank else 0.0
-                dep2 = b_base + at + 1 if down else -1
-                ops.append((b_base + at, f_base + at, 0.0, dep2, hop, cost["B"]))
+                dep2 = _dep(b_base + at + 1, home[vs + 1], rank, units) if vs + 1 < nvs else -1
+                own_f = _dep(f_base + at, rank, rank, units)
+                ops.append((b_base + at, own_f, 0.0, dep2, down_hop[chunk], b_s[chunk]))
             else:
-                ops.append((w_base + at, b_base + at, 0.0, -1, 0.0, cost["W"]))
-        out.append(ops)
+                own_b = _dep(b_base + at, rank, rank, units)
+                ops.append((w_base + at, own_b, 0.0, -1, 0.0, w_s[chunk]))
+        out.append(with_release(name, row, ops, rank == pp - 1) if units else ops)
     return out
 
 
@@ -104,17 +150,19 @@ def _compile(name, actions, per_rank, m, nvs) -> list[list[_Op]]:
 def simulate(
     name: ScheduleName | str,
     actions: list[list[Action]],
-    durations: Durations | list[Durations],
+    durations: DurationsLike,
     virtual_stages: int = 1,
 ) -> Timeline:
-    """Simulate; ``durations`` may be one Durations or one per pipeline rank."""
+    """Simulate; ``durations``: one Durations, one per pipeline rank, or one per rank and
+    chunk (see ``per_chunk``)."""
     name = ScheduleName(name)
     pp = len(actions)
-    per_rank = durations if isinstance(durations, list) else [durations] * pp
+    chunks = chunks_per_rank(name, virtual_stages)
     m = 1 + max((a.microbatch for row in actions for a in row), default=0)
-    nvs = pp * chunks_per_rank(name, virtual_stages)
-    ops = _compile(name, actions, per_rank, m, nvs)
-    start, end, pos = _run(ops, 3 * m * nvs)
+    nvs = pp * chunks
+    ops = _compile(name, actions, per_chunk(durations, pp, chunks), m, nvs)
+    run = run_units if name in RELEASE_BY_UNIT else _run
+    start, end, pos = run(ops, 3 * m * nvs)
     _raise_if_stuck(actions, pos)
     make = tuple.__new__  # skips NamedTuple's Python-level __new__: 2x faster at 10^5 events
     events = [
@@ -201,4 +249,21 @@ def _peak_inflight(name: ScheduleName, events: list[Event], pp: int) -> list[int
             peak[e.stage] = max(peak[e.stage], held[e.stage])
         elif e.kind == "B":
             held[e.stage] -= 1
+    return peak
+
+
+def peak_held(name: ScheduleName | str, events: list[Event], layers: list[list[int]]) -> list[int]:
+    """Peak layer-micro-batches of activations per rank: the in-flight forwards of
+    ``_peak_inflight``, each weighted by its chunk's layers (layers[rank][chunk]). With unequal
+    chunks the peak depends on which chunks are in flight, not only on how many."""
+    pp = len(layers)
+    if ScheduleName(name) in FORWARD_ONLY:
+        return [max(row) for row in layers]
+    held, peak = [0] * pp, [0] * pp
+    for e in events:
+        if e.kind == "F":
+            held[e.stage] += layers[e.stage][e.chunk]
+            peak[e.stage] = max(peak[e.stage], held[e.stage])
+        elif e.kind == "B":
+            held[e.stage] -= layers[e.stage][e.chunk]
     return peak

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+from app.core.cost.shapes import chunk_layers, default_split
 from app.core.cost.training import Training
 from app.core.presets import HARDWARE, MODELS, HardwareSpec, ModelSpec
 from app.core.scenario import ARCH_FIELDS, CUSTOM_MODEL, Scenario, ScenarioError
@@ -66,16 +67,34 @@ def training_of(s: Scenario) -> Training:
     )
 
 
+def layer_split(s: Scenario, m: ModelSpec) -> list[int]:
+    """Layers of each virtual stage in pipeline order: stage_layers, else the default split
+    (shapes.default_split: as even as the count allows, the remainder on the middle stages)."""
+    given = s.layer_split
+    return list(given) if given is not None else default_split(m.layers, s.pp * s.chunks)
+
+
+def rank_layers(s: Scenario, m: ModelSpec) -> list[list[int]]:
+    """The split as layers[rank][chunk], through the schedule's placement."""
+    return chunk_layers(layer_split(s, m), s.schedule, s.pp)
+
+
 def check_model(s: Scenario, m: ModelSpec) -> None:
-    """Shapes Megatron-style TP and PP can split, each reported against one field."""
+    """Shapes Megatron-style TP and PP can split, each reported against one field. Any layer
+    count splits over pp*chunks virtual stages as long as each gets one (Dubey et al. 2024
+    §3.3.2 ran Llama 3 405B's 126 layers on 16 stages, unevenly)."""
     slices = s.pp * s.chunks
-    if m.layers < slices or (s.chunks > 1 and m.layers % slices):
-        field = "virtual_stages" if s.chunks > 1 else "pp"
+    given = s.layer_split
+    if given is not None and sum(given) != m.layers:
         raise ScenarioError(
-            field,
-            f"layers ({m.layers}) must divide evenly into pp*chunks = {s.pp}*{s.chunks}"
-            if s.chunks > 1
-            else f"layers ({m.layers}) must be at least pp ({s.pp}): every stage needs one",
+            "stage_layers",
+            f"sum vs layers: the entries sum to {sum(given)} but the model has {m.layers} layers",
+        )
+    if m.layers < slices:
+        raise ScenarioError(
+            "virtual_stages" if s.chunks > 1 else "pp",
+            f"layers ({m.layers}) must be at least pp*chunks = {s.pp}*{s.chunks}: every "
+            "virtual stage needs one",
         )
     if m.hidden % m.heads:
         raise ScenarioError("heads", f"hidden ({m.hidden}) must be divisible by heads ({m.heads})")

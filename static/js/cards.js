@@ -4,6 +4,7 @@ import { bandNode } from "./band.js";
 import { bytes, el, num, pct, seconds } from "./fmt.js";
 import { memoryChart } from "./memchart.js";
 import { KIND } from "./palette.js";
+import { renderStageBalance } from "./stage_balance.js";
 import { tr } from "./state.js";
 
 const lang = document.body.dataset.lang;
@@ -116,4 +117,5 @@ export function renderCards(model) {
   comm(model);
   advice(model);
   memory(model);
+  renderStageBalance(document.querySelector("#card-balance .body"), model);
 }

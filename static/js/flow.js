@@ -7,6 +7,7 @@ import { showTip } from "./grid_input.js";
 import { eventAt, eventsByStage, frameAt, heldAt, ranksByStage } from "./lookup.js";
 import { KIND } from "./palette.js";
 import { tipHtml } from "./rankinfo.js";
+import { renderStageBalance } from "./stage_balance.js";
 import { initial, refetch, setParams, tr } from "./state.js";
 import { Timeline, tpTime } from "./timeline.js";
 
@@ -153,6 +154,11 @@ function stepTime(model) {
   $("flow-band").replaceChildren(...(band ? [band] : []));
 }
 
+// Layers and predicted F+B time per stage, beside the slowest (the core's stage_balance).
+function stageBalance(model) {
+  renderStageBalance(document.querySelector("#card-balance .body"), model);
+}
+
 async function draw(next, t) {
   showErrors(next.errors);
   document.body.dataset.state = next.model ? "ok" : "error";
@@ -162,6 +168,7 @@ async function draw(next, t) {
   s.byStage = eventsByStage(s.model);
   s.stageRanks = ranksByStage(s.model.layout);
   stepTime(s.model);
+  stageBalance(s.model);
   if (mini.selected !== null && mini.selected >= s.model.layout.world_size) mini.selected = null;
   mini.setLayout(s.model.layout);
   ui.cursor.max = String(times().length - 1);
@@ -187,9 +194,11 @@ function legend() {
   }
   const idle = el("span", { class: "item" });
   idle.append(el("i", { class: "pattern" }), tr("kind.idle"));
+  const hidden = el("span", { class: "item" });
+  hidden.append(el("i", { class: "pattern-dp" }), tr("kind.dp_hidden"));
   const send = el("span", { class: "item" }, `→ ${tr("kind.send")}`);
   const pulse = el("span", { class: "item" }, `◯ ${tr("flow.tp_pulse")}`);
-  box.append(idle, send, pulse);
+  box.append(idle, hidden, send, pulse);
 }
 
 ui.play.addEventListener("click", play);
@@ -218,4 +227,6 @@ mini.selected = start.state.rank;
 legend();
 bindHeader();
 bindForm(update);
-draw(start, start.state.t);
+// A view model over the server's embed bound is not in the page (app/api/limits.py): fetch it.
+if (start.extra?.deferred) refetch("/api/flow").then((next) => draw(next, start.state.t));
+else draw(start, start.state.t);

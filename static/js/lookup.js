@@ -5,7 +5,9 @@
 export function eventsByStage(model) {
   const pp = model.layout.sizes.pp;
   const out = Array.from({ length: pp }, () => []);
-  for (const e of [...model.timeline.events, ...(model.timeline.tail ?? [])]) out[e.stage].push(e);
+  // dp_hidden runs under the backward, not instead of it: the stage is still computing.
+  const tail = (model.timeline.tail ?? []).filter((e) => e.kind !== "dp_hidden");
+  for (const e of [...model.timeline.events, ...tail]) out[e.stage].push(e);
   for (const list of out) list.sort((a, b) => a.start - b.start);
   return out;
 }

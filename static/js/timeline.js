@@ -76,6 +76,19 @@ export class Timeline {
     }];
   }
 
+  // The DP gradient all-reduce the backward hides (overlap_grad_reduce): a hatched strip
+  // along the bottom of the blocks it runs under; only the tail's "dp" bar adds time.
+  hiddenDpTrace(events) {
+    const ev = events.filter((e) => e.kind === "dp_hidden");
+    if (!ev.length) return [];
+    return [{
+      type: "bar", orientation: "h", name: tr("kind.dp_hidden"), meta: "dp_hidden", width: 0.22, offset: -0.4,
+      base: ev.map((e) => e.start), x: ev.map((e) => e.end - e.start), y: ev.map((e) => e.stage),
+      marker: { color: KIND.dp, pattern: { shape: "x", fgcolor: "#fff", size: 5 } },
+      hovertemplate: `${tr("kind.dp_hidden")}: %{x:.3g}<extra></extra>`,
+    }];
+  }
+
   async setData(model, extra, stageFilter) {
     this.model = model;
     this.extra = extra;
@@ -103,7 +116,7 @@ export class Timeline {
       yaxis: { tickvals: rows, ticktext: rows.map((s) => `${tr("stage")} ${s}`),
         range: [rows[rows.length - 1] + 0.5, rows[0] - 0.5], fixedrange: true },
     };
-    const traces = [idle, ...this.traces(events, chunks), ...this.tpTrace(events)];
+    const traces = [idle, ...this.traces(events, chunks), ...this.tpTrace(events), ...this.hiddenDpTrace(events)];
     const Plotly = await whenPlotly();
     await Plotly.react(this.div, traces, layout, CONFIG);
     this.div.dataset.events = String(events.length);

@@ -51,7 +51,7 @@ def test_view_state_is_kept_out_of_the_scenario_and_echoed(client):
         ("f_time=nan", "f_time"),
         ("hbm_gib=inf", "hbm_gib"),
         ("schedule=interleaved&pp=3", "virtual_stages"),
-        ("schedule=interleaved&pp=3&virtual_stages=2", "microbatches"),
+        ("schedule=interleaved&pp=4&virtual_stages=2&microbatches=9", "microbatches"),
         ("dp=300&tp=300", "dp"),
         ("order=tp-tp-dp", "order"),
         ("schedule=nope", "schedule"),
@@ -123,8 +123,9 @@ def test_nothing_in_templates_or_static_points_off_the_server():
     texts = [
         p.read_text()
         for p in [*ROOT.glob("templates/**/*.html"), *ROOT.glob("static/**/*")]
-        if p.is_file()
+        if p.is_file() and p.suffix in {".html", ".js", ".css", ".svg"}  # fonts are binary
     ]
+    assert len(texts) > 20
     for text in texts:
         assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
         assert not re.search(r"""(fetch|import)\s*\(\s*["'`]https?:""", text)

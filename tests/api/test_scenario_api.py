@@ -61,7 +61,7 @@ def test_query_round_trips_into_the_same_scenario(client):
         ("schedule=bogus", "schedule", "Input should be"),
         ("order=tp-dp-dp", "order", "permutation"),
         ("schedule=interleaved", "virtual_stages", ">= 2"),
-        ("schedule=interleaved&virtual_stages=2&microbatches=3", "microbatches", "divisible"),
+        ("schedule=interleaved&virtual_stages=2&microbatches=5", "microbatches", "2 rounds"),
         ("f_time=nan", "f_time", "finite"),
         ("f_time=inf", "f_time", "finite"),
         ("peak_tflops=-inf", "peak_tflops", ""),

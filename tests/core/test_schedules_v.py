@@ -144,7 +144,16 @@ def test_bubble_is_only_the_p_minus_1_skew_and_peak_memory_is_bounded(size):
         # memory (cf. DeepSeek-V3 Table 2, DualPipe "PP+1" against 1F1B's "PP").
         assert peak == [2 * pp + 1] * pp
     if m >= 2 * pp - 1:
-        # Our simulator runs an overlapped F+B one after the other, so DualPipeV's overlap
-        # gain is not modelled. Both idle only for the warm-up skew: p-1 over 6m busy.
-        assert t.makespan == 6 * m + pp - 1
-        assert t.bubble_over_ideal == pytest.approx((pp - 1) / (6 * m))
+        # ZB-V idles only for the warm-up skew, p-1 over 6m busy. DualPipeV sends an overlapped
+        # pair's outputs when the pair ends (torch OVERLAP_F_B): DeepSeek-V3 Table 2's bubble
+        # (p-1)(F&B + B - 3W), with B a whole backward and F&B = F + B: 2(p-1) at F = B = W.
+        idle = pp - 1 if name == "zbv" else 2 * (pp - 1)
+        assert t.makespan == 6 * m + idle
+        assert t.bubble_over_ideal == pytest.approx(idle / (6 * m))
+
+
+def test_dualpipev_p8_m32_takes_206_units_as_torchs_runtime_runs_it():
+    # The issue's figure: sending each half of a pair as it ends gave 199 (bubble 7).
+    t = simulate("dualpipev", build("dualpipev", 8, 32, 2), UNIT, 2)
+    assert t.makespan == 206
+    assert t.makespan - max(t.busy) == 14

@@ -86,3 +86,30 @@ def _expected_receives(stage: int, schedule: str) -> int:
         if source is not None and 0 <= source < nvs:
             count += stage_location(name, source, 2)[0] != stage
     return count
+
+
+def test_dualpipev_pairs_send_their_forwards_output_only_when_the_pair_ends(launches):
+    # torch's OVERLAP_F_B (and the simulator, app/core/schedules.release_units): an
+    # overlapped pair's outputs leave after its last action, not when its forward ends.
+    from app.core.schedules import release_units
+
+    run = launches("dp2tp2pp2-dualpipev", mesh_args("dualpipev"))
+    assert run.returncode == 0, run.output
+    checked = 0
+    for rec in records(run.out):
+        pp = rec["coord"]["pp"]
+        row = build("dualpipev", 2, 4, 2)[pp]
+        ends = release_units(ScheduleName.dualpipev, row, pp == 1)
+        compute = [e for e in rec["events"] if e["kind"] in "FBW"]  # in the row's order
+        sends = [e for e in rec["events"] if e["kind"] == "pp_send"]
+        for i, a in enumerate(row):
+            vs = virtual_stage(ScheduleName.dualpipev, pp, a.chunk, 2)
+            crosses = vs < 3 and stage_location(ScheduleName.dualpipev, vs + 1, 2)[0] != pp
+            if a.kind != "F" or ends[i] == i or not crosses:
+                continue
+            mine = [s for s in sends if (s["microbatch"], s["chunk"]) == (a.microbatch, a.chunk)]
+            first = min((s for s in mine if s["start"] >= compute[i]["start"]),
+                        key=lambda s: s["start"])  # fmt: skip
+            assert first["start"] >= compute[ends[i]]["end"], (rec["rank"], a)
+            checked += 1
+    assert checked > 0

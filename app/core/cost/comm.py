@@ -89,7 +89,8 @@ def p2p_s(nbytes: float, crosses_domain: bool, hw: HardwareSpec) -> float:
     if crosses_domain:
         bw, lat = hw.inter_gbps * e.inter_busbw_fraction, e.inter_latency_us
     else:
-        bw, lat = hw.intra_gbps * e.intra_busbw_fraction, e.intra_latency_us
+        bw, lat = hw.intra_gbps * e.intra_busbw_fraction, e.p2p_latency_us or e.intra_latency_us
+    # Hockney's alpha-beta model (Hockney 1994): latency plus bytes over bandwidth.
     return nbytes / (bw * 1e9) + lat * 1e-6
 
 
@@ -119,11 +120,18 @@ def zero3_gathers(t: Training) -> int:
 
 
 def step_comm_bytes(
-    m: ModelSpec, t: Training, layout: Layout, chunks: int, rank_params: int
+    m: ModelSpec,
+    t: Training,
+    layout: Layout,
+    chunks: int,
+    rank_params: int,
+    layers: list[list[int]] | None = None,
 ) -> dict[str, float]:
-    """Bytes one rank sends per step on each axis."""
-    layers = max(layers_per_chunk(m, layout.pp, chunks, st) for st in range(layout.pp))
-    work = t.microbatches * chunks * layers  # the busiest rank's layer passes
+    """Bytes one rank sends per step on each axis; ``layers[rank][chunk]`` is the split
+    (default: the even one)."""
+    if layers is None:
+        layers = [[layers_per_chunk(m, layout.pp, chunks, st)] * chunks for st in range(layout.pp)]
+    work = t.microbatches * max(sum(row) for row in layers)  # the busiest rank's layer passes
     tp_b = work * t.passes * tp_bytes_per_layer_pass(m, t, layout.tp) if layout.tp > 1 else 0.0
     # Each micro-batch crosses each of the rank's chunk boundaries forward and backward.
     crossings = 1.0 if t.forward_only else 2.0

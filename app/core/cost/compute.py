@@ -21,6 +21,28 @@ def hbm_seconds(nbytes: float, hw: HardwareSpec) -> float:
     return nbytes / (hw.hbm_tbps * 1e12 * hw.efficiency.hbm_fraction)
 
 
+# Kernels one layer launches on one TP rank in eager PyTorch, counted with TorchDispatchMode
+# on gpu_probe.model.Block (torch 2.13, tp=1; views, transposes and detaches launch nothing and
+# are left out). Forward: 6 GEMMs (Q, K, V, attention out, MLP in, MLP out) and 6 others (2
+# layer norms, attention, GELU, 2 residual adds). Backward: 12 GEMMs (an input and a weight
+# gradient per forward GEMM) and 8 others (2 norm, attention and GELU backwards, 4 adds).
+LAYER_GEMM_KERNELS = 6
+LAYER_OTHER_KERNELS = (6, 8)  # (forward, backward)
+# The output layer's forward: final norm, logits GEMM, log-softmax, NLL, the 1/m scale.
+HEAD_KERNELS = 5
+# torch.optim's foreach AdamW (torch/optim/adamw.py _multi_tensor_adamw): about a dozen
+# multi-tensor ops a step, each one launch per tensor list (fused Adam: fewer).
+OPTIMIZER_KERNELS = 12
+
+
+def host_overhead_s(kernels: float, hw: HardwareSpec) -> float:
+    """Host seconds of ``kernels`` launches at the profile's per-kernel overhead, added to the
+    kernels' own time: on CPU one thread runs both. On a GPU launches are asynchronous and
+    hide behind kernels longer than them (Paszke et al. 2019, PyTorch §5.2), so there the
+    sum holds for launch-bound layers only, which is where calibrate measures it."""
+    return kernels * hw.efficiency.kernel_overhead_us * 1e-6
+
+
 def gemm_seconds(g: Gemm, hw: HardwareSpec, element_bytes: int) -> float:
     # Williams et al. 2009 roofline: the slower of compute and moving A, B and C once.
     one = 2.0 * g.m * g.n * g.k
@@ -30,13 +52,24 @@ def gemm_seconds(g: Gemm, hw: HardwareSpec, element_bytes: int) -> float:
 
 
 def layer_gemm_seconds(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> float:
-    """One layer's forward GEMMs; its backward runs each twice (input and weight grads)."""
+    """One layer's forward GEMMs; its backward runs each twice (input and weight grads), as
+    durations.layer_cost charges this once in F, once in B and once in W. Each pass launches
+    LAYER_GEMM_KERNELS GEMMs, so their host time comes with it."""
     tokens = t.micro_batch_size * m.seq_len
-    return sum(gemm_seconds(g, hw, t.element_bytes) for g in layer_gemms(m, tokens, tp))
+    kernels = sum(gemm_seconds(g, hw, t.element_bytes) for g in layer_gemms(m, tokens, tp))
+    return kernels + host_overhead_s(LAYER_GEMM_KERNELS, hw)
 
 
 def attention_seconds(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> tuple[float, float]:
-    """(forward, backward) seconds of the attention core of one layer on one TP rank."""
+    """(forward, backward) seconds of the attention core of one layer on one TP rank, with
+    the host time of every non-GEMM kernel of the layer's pass (durations.layer_cost charges
+    attention once per pass; the memory-bound kernels reach it as bytes only)."""
+    core_f, core_b = _attention_core_s(m, hw, t, tp)
+    f_kernels, b_kernels = LAYER_OTHER_KERNELS
+    return core_f + host_overhead_s(f_kernels, hw), core_b + host_overhead_s(b_kernels, hw)
+
+
+def _attention_core_s(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> tuple[float, float]:
     tokens = t.micro_batch_size * m.seq_len
     flops = attention_flops(m, tokens, tp)
     if t.flash_attention:
@@ -74,13 +107,12 @@ def head_seconds(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> float:
     V/t (Megatron-LM tensor_parallel/cross_entropy.py reads the logits and writes fp32)."""
     tokens = t.micro_batch_size * m.seq_len
     loss_bytes = tokens * m.vocab / tp * (t.element_bytes + 8)
-    return gemm_seconds(logits_gemm(m, tokens, tp), hw, t.element_bytes) + hbm_seconds(
-        loss_bytes, hw
-    )
+    logits = gemm_seconds(logits_gemm(m, tokens, tp), hw, t.element_bytes)
+    return logits + hbm_seconds(loss_bytes, hw) + host_overhead_s(HEAD_KERNELS, hw)
 
 
 def optimizer_seconds(rank_params: int, t: Training, dp: int, hw: HardwareSpec) -> float:
     # Adam is memory-bound. Rajbhandari et al. 2020 §3 state: read fp32 main grad, master
     # weight, m and v (16 B), write master, m, v (12 B) and the 16-bit weight (2 B).
     shard = rank_params / (dp if t.zero >= 1 else 1)
-    return hbm_seconds(shard * 30.0, hw)
+    return hbm_seconds(shard * 30.0, hw) + host_overhead_s(OPTIMIZER_KERNELS, hw)

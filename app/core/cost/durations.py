@@ -1,4 +1,4 @@
-"""F, B and W of one chunk on each pipeline rank, in seconds: compute from cost.compute, the
+"""F, B and W of every chunk on each pipeline rank, in seconds: compute from cost.compute, the
 TP collectives inside each layer, and ZeRO-3's parameter gathers where they are not hidden."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.cost import comm, compute
-from app.core.cost.memory import stage_params
+from app.core.cost.memory import chunk_params
 from app.core.cost.overlap import exposed_gather_s
-from app.core.cost.shapes import layers_per_chunk, logits_gemm
+from app.core.cost.shapes import even_chunk_layers, logits_gemm
 from app.core.cost.training import Training
 from app.core.hardware import HardwareSpec
 from app.core.models import ModelSpec
@@ -56,39 +56,95 @@ def _head(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> tuple[float, 
     return compute.head_seconds(m, hw, t, tp), logits
 
 
+def embedding_seconds(
+    m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout
+) -> tuple[float, float]:
+    """(forward, weight-gradient) seconds of the input embedding on virtual stage 0."""
+    tables = 2 if m.learned_positions else 1
+    rows = t.micro_batch_size * m.seq_len * m.hidden * t.element_bytes * tables
+    # Megatron-LM tensor_parallel/layers.py VocabParallelEmbedding: each TP rank reads the
+    # rows of its vocabulary slice and writes b x s x h, then the partial outputs are
+    # all-reduced over TP (reduce-scattered under sequence parallel: mappings.py).
+    forward = compute.hbm_seconds(2 * rows, hw)
+    if layout.tp > 1:
+        place = comm.placement(layout, "tp", hw.domain_size)
+        collective = comm.all_gather_s if t.sequence_parallel else comm.all_reduce_s
+        forward += collective(comm.tp_message_bytes(m, t), place, hw)
+    # Its weight gradient is a scatter-add of the b x s x h output gradient into the table:
+    # read the gradient, read and write the rows (torch embedding_dense_backward).
+    return forward, compute.hbm_seconds(3 * rows, hw)
+
+
 def _gather_s(
-    m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout, stage: int, chunks: int, head: int
+    m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout, params: int, layers: int
 ) -> float:
     """One chunk's ZeRO-3 parameter all-gather over the DP group, one collective per layer
-    (FSDP wraps each transformer block as a unit: Zhao et al. 2023 §3.2)."""
+    (FSDP wraps each transformer block as a unit: Zhao et al. 2023 §3.2); ``params`` = the
+    chunk's whole (unsharded by TP) parameters."""
     if t.zero < 3 or layout.dp == 1:
         return 0.0
-    chunk_bytes = stage_params(m, stage, layout.pp, layout.tp, chunks, head) / chunks
     place = comm.placement(layout, "dp", hw.domain_size)
-    layers = layers_per_chunk(m, layout.pp, chunks, stage)
-    return comm.all_gather_s(chunk_bytes * t.element_bytes, place, hw, messages=max(layers, 1))
+    nbytes = params / layout.tp * t.element_bytes
+    return comm.all_gather_s(nbytes, place, hw, messages=max(layers, 1))
 
 
-def stage_durations(
-    m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout, chunks: int, head_stage: int
-) -> tuple[list[Durations], float]:
-    """Per-rank F/B/W per chunk, and the TP seconds inside one chunk's F (busiest rank)."""
+def chunk_durations(
+    m: ModelSpec,
+    hw: HardwareSpec,
+    t: Training,
+    layout: Layout,
+    chunks: int,
+    head_stage: int,
+    layers: list[list[int]] | None = None,
+) -> tuple[list[list[Durations]], float]:
+    """F/B/W of every chunk, as durations[rank][chunk], and the TP seconds inside one chunk's
+    F on the busiest rank (its mean over the rank's chunks).
+
+    ``layers[rank][chunk]`` is the split (default: shapes.default_split, interleaved-placed).
+    Each chunk's time is its own layers' time; virtual stage 0 (rank 0, chunk 0 in every
+    placement) adds the embedding, the last one (``head_stage``'s last chunk) the head.
+    """
+    layers = layers or even_chunk_layers(m, layout.pp, chunks)
     cost = layer_cost(m, hw, t, layout)
     crosses = comm.placement(layout, "pp", hw.domain_size).domains > 1
     message = comm.activation_message_bytes(m, t, layout.tp)
     p2p = comm.p2p_s(message, crosses, hw) if layout.pp > 1 else 0.0
     head_f, head_w = _head(m, hw, t, layout.tp)
-    out, tp_max = [], 0.0
-    for stage in range(layout.pp):
-        n = layers_per_chunk(m, layout.pp, chunks, stage)
-        tp_max = max(tp_max, n * cost.tp)
-        # The head's work is spread over the rank's chunks: durations are per rank.
-        hf, hw_ = (head_f / chunks, head_w / chunks) if stage == head_stage else (0.0, 0.0)
-        f = n * (cost.f + cost.tp) + hf
-        b = n * (cost.b + cost.tp + cost.recompute) + hf
-        w = n * cost.w + hw_
-        gather = _gather_s(m, hw, t, layout, stage, chunks, head_stage)
-        f += exposed_gather_s(gather, f, t.overlap_param_gather)
-        b += exposed_gather_s(gather, b + w, t.overlap_param_gather)
-        out.append(Durations(f=f, b=b, w=w, p2p=p2p))
-    return out, tp_max
+    embed_f, embed_w = embedding_seconds(m, hw, t, layout)
+    out = []
+    for stage, row in enumerate(layers):
+        durs = []
+        for chunk, n in enumerate(row):
+            first, last = stage == 0 and chunk == 0, stage == head_stage and chunk == chunks - 1
+            # The head's backward re-reads the logits and runs the input-gradient GEMM: as
+            # long as its forward. The embedding has no input gradient, only its W.
+            f = n * (cost.f + cost.tp) + (embed_f if first else 0.0) + (head_f if last else 0.0)
+            b = n * (cost.b + cost.tp + cost.recompute) + (head_f if last else 0.0)
+            if first and t.recompute == "full":
+                # layer_cost's rule (Chen et al. 2016): the chunk's whole forward again. An
+                # over-count of microseconds: Megatron checkpoints the transformer layers only.
+                b += embed_f
+            w = n * cost.w + (embed_w if first else 0.0) + (head_w if last else 0.0)
+            params = chunk_params(m, stage, chunk, head_stage, row)
+            gather = _gather_s(m, hw, t, layout, params, n)
+            f += exposed_gather_s(gather, f, t.overlap_param_gather)
+            b += exposed_gather_s(gather, b + w, t.overlap_param_gather)
+            durs.append(Durations(f=f, b=b, w=w, p2p=p2p))
+        out.append(durs)
+    tp_pass = max(sum(row) for row in layers) * cost.tp / chunks
+    return out, tp_pass
+
+
+def stage_durations(
+    m: ModelSpec,
+    hw: HardwareSpec,
+    t: Training,
+    layout: Layout,
+    chunks: int,
+    head_stage: int,
+    layers: list[list[int]] | None = None,
+) -> tuple[list[Durations], float]:
+    """``chunk_durations`` with each rank's chunks as their mean (the same rank totals): for
+    closed forms that take one chunk duration per rank (the planner's first pass)."""
+    per_chunk, tp_pass = chunk_durations(m, hw, t, layout, chunks, head_stage, layers)
+    return [Durations.mean(row) for row in per_chunk], tp_pass

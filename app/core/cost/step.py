@@ -37,13 +37,15 @@ def tail(
     t: Training,
     layout: Layout,
     hw: HardwareSpec,
-    durations: list[Durations],
+    durations: list[list[Durations]] | list[Durations],
     chunks: int,
 ) -> Tail:
+    """``durations``: per rank and chunk (durations.stage_durations), or one per rank."""
     total = grad_sync_s(rank_params, t, layout, hw)
-    # Stage 0 finishes its backward last, so its last backward is the window that counts.
-    dp_s = overlap.exposed_grad_sync_s(
-        total, rank_params, durations[0], chunks, t.overlap_grad_reduce
-    )
+    # Stage 0 finishes its backward last, so its last backward is the window that counts:
+    # through all its chunks, so their mean times chunks is the window.
+    first = durations[0]
+    first = first if isinstance(first, Durations) else Durations.mean(first)
+    dp_s = overlap.exposed_grad_sync_s(total, rank_params, first, chunks, t.overlap_grad_reduce)
     optim = 0.0 if t.forward_only else compute.optimizer_seconds(rank_params, t, layout.dp, hw)
     return Tail(total, dp_s, optim)

@@ -11,8 +11,8 @@ from app.core.hardware import HardwareSpec
 from app.core.models import ModelSpec
 from app.core.scenario import Scenario
 from app.core.schedules import Action, stage_location
-from app.core.simulate import Durations, Timeline, simulate
-from app.core.specs import training_of
+from app.core.simulate import Durations, Timeline, peak_held, simulate
+from app.core.specs import layer_split, rank_layers, training_of
 from app.core.topology import Layout
 
 GIB = 1 << 30
@@ -21,11 +21,44 @@ GIB = 1 << 30
 @dataclass(frozen=True)
 class Prediction:
     timeline: Timeline  # simulated with the cost model's durations, in seconds
-    durations: list[Durations]
+    durations: list[Durations]  # per rank: the mean of its chunks (same totals)
     tp_pass_s: float  # TP collective seconds inside one chunk's F (and again in its B)
     dp_s: float  # the exposed DP tail
     optim_s: float
     sections: dict[str, Any]
+    chunk_durations: list[list[Durations]]  # durations[rank][chunk]
+    # Rank 0's mean chunk forward without the embedding: what teaching units are scaled by,
+    # so a teaching scenario's drawn tail does not move with the embedding's cost.
+    teaching_ref_f: float
+
+
+def balance_json(
+    layers: list[list[int]], chunk_d: list[list[Durations]], head: int, split: list[int]
+) -> dict[str, Any]:
+    """Per pipeline rank: its layers per chunk and its F+B(+W) seconds of one micro-batch
+    through all its chunks, beside the slowest rank's (1F1B's steady state runs at the
+    slowest stage's pace: Narayanan et al. 2021 §2.2)."""
+    work = [sum(d.f + d.b + d.w for d in row) for row in chunk_d]
+    slowest = max(work)
+    per_stage = [
+        {
+            "stage": r,
+            "layers": list(layers[r]),
+            "total_layers": sum(layers[r]),
+            "fb_s": work[r],
+            "of_slowest": work[r] / slowest if slowest > 0 else 1.0,
+            "embedding": r == 0,
+            "head": r == head,
+        }
+        for r in range(len(layers))
+    ]
+    return {
+        "split": list(split),
+        "per_stage": per_stage,
+        "slowest_stage": work.index(slowest),
+        # The share of the slowest stage's time the mean stage idles for (0 = balanced).
+        "imbalance": 1.0 - sum(work) / (len(work) * slowest) if slowest > 0 else 0.0,
+    }
 
 
 def _memory_json(stages: list[memory.StageMemory], capacity: float) -> dict[str, Any]:
@@ -55,12 +88,19 @@ def predict(
 ) -> Prediction:
     t = training_of(s)
     head = stage_location(s.schedule, s.pp * s.chunks - 1, s.pp)[0]
-    stage_d, tp_pass = durations.stage_durations(m, hw, t, layout, s.chunks, head)
-    timeline = simulate(s.schedule, actions, stage_d, s.virtual_stages)
-    stages = memory.stage_memory(m, t, (s.dp, s.tp, s.pp), s.chunks, head, timeline.peak_inflight)
+    layers = rank_layers(s, m)
+    chunk_d, tp_pass = durations.chunk_durations(m, hw, t, layout, s.chunks, head, layers)
+    timeline = simulate(s.schedule, actions, chunk_d, s.virtual_stages)
+    # Unequal chunks on a rank: which are in flight at the peak matters (one more pass).
+    uneven = any(len(set(row)) > 1 for row in layers)
+    held = peak_held(s.schedule, timeline.events, layers) if uneven else None
+    par = (s.dp, s.tp, s.pp)
+    stages = memory.stage_memory(m, t, par, s.chunks, head, timeline.peak_inflight, layers, held)
     rank_params = max(st.params for st in stages)
-    comm_b = comm.step_comm_bytes(m, t, layout, s.chunks, rank_params)
-    tail = step.tail(rank_params, t, layout, hw, stage_d, s.chunks)
+    comm_b = comm.step_comm_bytes(m, t, layout, s.chunks, rank_params, layers)
+    tail = step.tail(rank_params, t, layout, hw, chunk_d, s.chunks)
+    rank_d = [Durations.mean(row) for row in chunk_d]
+    ref_f = rank_d[0].f - durations.embedding_seconds(m, hw, t, layout)[0] / s.chunks
     step_s = timeline.makespan + tail.dp_s + tail.optim_s
     batch = s.micro_batch_size * s.microbatches * s.dp
     model_f, hw_f = flops.model_flops(m, batch), flops.hardware_flops(m, batch, t.recompute)
@@ -107,5 +147,9 @@ def predict(
         "mfu": model_f / (step_s * layout.world_size * hw.peak_tflops * 1e12),
         "tokens_per_s": batch * m.seq_len / step_s,
         "advice": [asdict(a) for a in advise(breakdown)],
+        "stage_balance": {
+            **balance_json(layers, chunk_d, head, layer_split(s, m)),
+            "given": s.stage_layers is not None,  # stage_layers, else the default split
+        },
     }
-    return Prediction(timeline, stage_d, tp_pass, tail.dp_s, tail.optim_s, sections)
+    return Prediction(timeline, rank_d, tp_pass, tail.dp_s, tail.optim_s, sections, chunk_d, ref_f)

@@ -1,0 +1,234 @@
+"""The measurements behind ``meshscope calibrate``, on every rank at once.
+
+Every rank measures at the same time as the others, as in a training step: on a GPU node
+that includes shared power and PCIe, on a CPU box ranks sharing cores and memory. Each
+figure is the slowest rank's (as --bench-collectives reports the slowest group).
+
+Timing: ``per_call_s`` runs an op twice to warm up, sizes a repeat to at least
+``repeat_ms`` of back-to-back calls, and takes the median of ``repeats`` repeats: many
+short repeats, so one that lost its core to another process is an outlier the median
+drops. The clock is a pair of CUDA events on the current stream on GPU (one synchronisation
+per repeat); on CPU the thread's CPU time for computations and ``perf_counter`` for links.
+Collectives agree on one call count across ranks and start each repeat from a barrier.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+from gpu_probe.calibrate_fit import LinkSample
+from gpu_probe.calibrate_profile import AttentionTiming, BlockTiming
+from gpu_probe.collectives import LINK_OPS, MAX_BYTES_CPU, MAX_BYTES_GPU, link_op, sweep
+from gpu_probe.config import ModelConfig
+from gpu_probe.mesh import MeshContext
+from gpu_probe.model import Block, init_parameters
+from gpu_probe.tensor_parallel import TPComm
+from gpu_probe.timing import NullTimer
+
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+# A block small enough that its kernels do next to nothing: what is left is launching them.
+OVERHEAD_BLOCK = {"cpu": (32, 2, 8), "cuda": (64, 4, 16)}  # hidden, heads, seq_len
+ATTENTION = {"cpu": (256, 4, 512), "cuda": (2048, 16, 4096)}  # hidden, heads, seq_len
+STREAM_ELEMENTS = {"cpu": 16 << 20, "cuda": 256 << 20}  # fp32 elements per operand
+WORK_CALLS = 5  # operations per repeat when each follows a block of compute
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How long to measure: repeats per figure, their length, the sweeps' largest sizes."""
+
+    repeats: int = 15
+    repeat_ms: float = 2.0
+    gemm_max: int = 1024
+    max_bytes: int = MAX_BYTES_CPU
+
+
+def budget(device: torch.device, quick: bool) -> Budget:
+    """A CPU sweep stops at 1024 (a 1024^3 GEMM already runs at the core's full rate);
+    a GPU's GEMMs fill its SMs only towards 8192. ``quick``: a smoke run (tests)."""
+    if quick:
+        return Budget(repeats=5, repeat_ms=2.0, gemm_max=256, max_bytes=1 << 20)
+    if device.type == "cuda":
+        return Budget(repeats=5, repeat_ms=20.0, gemm_max=8192, max_bytes=MAX_BYTES_GPU)
+    return Budget()
+
+
+def per_call_s(fn: Callable[[], object], device: torch.device, b: Budget) -> float:
+    """Median seconds per call of ``fn``, a computation on this rank alone. On CPU the clock
+    is the thread's own CPU time (CLOCK_THREAD_CPUTIME_ID): what the computation costs the
+    core, not the time other processes held it. On the shared 2-core box wall-clock block
+    timings moved 15-98 us per launch between runs minutes apart; its CPU time does not
+    wait for a core. (Links keep the wall clock: their waiting is what they cost.)"""
+    fn()
+    clock = time.thread_time if device.type == "cpu" else time.perf_counter
+    calls = calls_for(_repeat_s(fn, device, 1, clock), b)
+    times = [_repeat_s(fn, device, calls, clock) / calls for _ in range(b.repeats)]
+    return statistics.median(times)
+
+
+def calls_for(one_s: float, b: Budget) -> int:
+    return max(1, min(10_000, math.ceil(b.repeat_ms / 1e3 / max(one_s, 1e-9))))
+
+
+def _one_call_s(fn, device: torch.device) -> float:
+    return _repeat_s(fn, device, 1)
+
+
+def _repeat_s(fn, device: torch.device, calls: int, clock=time.perf_counter) -> float:
+    if device.type == "cuda":
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(calls):
+            fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3
+    t0 = clock()
+    for _ in range(calls):
+        fn()
+    return clock() - t0
+
+
+def slowest(values: list[float]) -> list[float]:
+    """Each value's maximum over all ranks (CPU tensor: gloo serves it on every backend)."""
+    t = torch.tensor(values, dtype=torch.float64)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return t.tolist()
+
+
+# -- compute -------------------------------------------------------------------------------
+
+
+def gemm_shapes(gemm_max: int) -> list[tuple[int, int, int]]:
+    """(m, n, k) from 16 up to ``gemm_max``: square, an MLP's (s, 4s, s), and 16-token
+    micro-batches against s x s weights (the probe's own shapes are of this kind)."""
+    sizes = [16 << i for i in range(12) if 16 << i <= gemm_max]
+    shapes = [(s, s, s) for s in sizes] + [(s, 4 * s, s) for s in sizes]
+    return shapes + [(16, s, s) for s in sizes if s > 16]
+
+
+def time_gemms(
+    ctx: MeshContext, dtype: torch.dtype, b: Budget
+) -> list[tuple[int, int, int, float]]:
+    out = []
+    for m, n, k in gemm_shapes(b.gemm_max):
+        a = torch.randn(m, k, dtype=dtype, device=ctx.device)
+        w = torch.randn(k, n, dtype=dtype, device=ctx.device)
+        out.append(per_call_s(lambda a=a, w=w: torch.mm(a, w), ctx.device, b))
+    dist.barrier()
+    times = slowest(out)
+    return [(m, n, k, t) for (m, n, k), t in zip(gemm_shapes(b.gemm_max), times, strict=True)]
+
+
+def time_stream(ctx: MeshContext, b: Budget) -> tuple[float, float]:
+    """(bytes, seconds) of c = a + b over operands far larger than any cache: two reads and
+    one write, counted as compute.hbm_seconds counts a kernel's bytes (read plus written)."""
+    n = STREAM_ELEMENTS[ctx.device.type]
+    x, y = (torch.rand(n, device=ctx.device) for _ in range(2))
+    z = torch.empty_like(x)
+    dist.barrier()
+    seconds = per_call_s(lambda: torch.add(x, y, out=z), ctx.device, b)
+    return 3.0 * 4 * n, slowest([seconds])[0]
+
+
+def time_attention(ctx: MeshContext, dtype: torch.dtype, b: Budget) -> AttentionTiming:
+    hidden, heads, seq = ATTENTION[ctx.device.type]
+    q, k, v = (
+        torch.randn(1, heads, seq, hidden // heads, dtype=dtype, device=ctx.device)
+        for _ in range(3)
+    )
+    dist.barrier()
+    seconds = per_call_s(
+        lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), ctx.device, b
+    )
+    return AttentionTiming(hidden, heads, seq, slowest([seconds])[0])
+
+
+def block_step(ctx: MeshContext, dtype: str) -> tuple[ModelConfig, Callable[[], None]]:
+    """Forward plus backward of the probe's own block, as a step runs it: autograd on,
+    bf16 by autocast like the probe's --dtype bf16, gradients accumulating across calls as
+    they do across a step's micro-batches."""
+    hidden, heads, seq = OVERHEAD_BLOCK[ctx.device.type]
+    m = ModelConfig(hidden=hidden, heads=heads, layers=1, seq_len=seq)
+    block = Block(m, TPComm(None, 1, 0, NullTimer())).to(ctx.device)
+    init_parameters(block, m, seed=0, tp=1, tp_rank=0)
+    x = torch.randn(1, seq, hidden, device=ctx.device, requires_grad=True)
+    grad = torch.randn(1, seq, hidden, device=ctx.device)
+    cast = torch.autocast(ctx.device.type, dtype=torch.bfloat16, enabled=dtype == "bf16")
+
+    def step() -> None:
+        with cast:
+            out = block(x)
+        out.backward(grad.to(out.dtype))
+
+    return m, step
+
+
+def time_block(ctx: MeshContext, dtype: str, b: Budget) -> BlockTiming:
+    m, step = block_step(ctx, dtype)
+    dist.barrier()
+    seconds = slowest([per_call_s(step, ctx.device, b)])[0]
+    return BlockTiming(m.hidden, m.heads, m.seq_len, seconds)
+
+
+# -- links ---------------------------------------------------------------------------------
+
+
+def time_links(
+    ctx: MeshContext, axis: str, b: Budget, work: Callable[[], None] | None = None
+) -> list[LinkSample]:
+    """all_reduce, all_gather and p2p exchange per size over every group of ``axis`` at
+    once (tp = the ranks of one node, dp = one rank per node: the layout's two kinds).
+
+    ``work`` (CPU): run before every operation and left out of its time, as a step runs a
+    layer between two collectives. A rank that computed has given its core's other threads
+    time to sleep, and waking them is part of what a message costs there: on this 2-core
+    box a 4 KiB exchange took 0.06 ms back to back and 0.3-7 ms after 0.2-1 ms of compute,
+    depending on what else ran. On a GPU the collective runs on the device; no gap."""
+    n = ctx.size(axis)
+    samples = []
+    for nbytes in sweep(b.max_bytes):
+        for op in LINK_OPS:
+            seconds = _collective_s(link_op(ctx, axis, op, nbytes), ctx, b, work)
+            samples.append((op, nbytes, seconds))
+    times = slowest([s for _, _, s in samples])
+    return [
+        LinkSample(op, 2 if op == "p2p" else n, nbytes, t)
+        for (op, nbytes, _), t in zip(samples, times, strict=True)
+    ]
+
+
+def _collective_s(fn, ctx: MeshContext, b: Budget, work) -> float:
+    fn()
+    fn()  # the first call on a group pays its lazy setup (12-32 ms on gloo)
+    dist.barrier()
+    calls = calls_for(_one_call_s(fn, ctx.device), b)
+    if work is not None:
+        calls = min(calls, WORK_CALLS)
+    calls = int(slowest([float(calls)])[0])  # one count on every rank
+    times = []
+    for _ in range(b.repeats):
+        dist.barrier()
+        if work is None:
+            times.append(_repeat_s(fn, ctx.device, calls) / calls)
+        else:
+            times.append(_after_work_s(fn, work, calls) / calls)
+    return statistics.median(times)
+
+
+def _after_work_s(fn, work, calls: int) -> float:
+    spent = 0.0
+    for _ in range(calls):
+        work()
+        t0 = time.perf_counter()
+        fn()
+        spent += time.perf_counter() - t0
+    return spent
