@@ -25,17 +25,22 @@ def _safe(value: Any) -> Any:
     return str(value)
 
 
-def issue(loc: list[Any], msg: str, kind: str = "value_error") -> dict[str, Any]:
-    return {"loc": [_safe(x) for x in loc], "msg": msg, "type": kind}
+def issue(
+    loc: list[Any], msg: str, kind: str = "value_error", ctx: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    out = {"loc": [_safe(x) for x in loc], "msg": msg, "type": kind}
+    if ctx:
+        # The bound or the choices, so a page can say the reason in its own language.
+        out["ctx"] = {str(k): _safe(v) for k, v in ctx.items()}
+    return out
 
 
 def clean_errors(errors: list[dict[str, Any]], prefix: tuple[str, ...] = ()) -> list[dict]:
     out = []
     for e in errors:
         loc = list(prefix) + [x for x in e.get("loc", ()) if x != "__root__"]
-        out.append(
-            issue(loc, str(e.get("msg", "invalid value")), str(e.get("type", "value_error")))
-        )
+        msg, kind = str(e.get("msg", "invalid value")), str(e.get("type", "value_error"))
+        out.append(issue(loc, msg, kind, e.get("ctx")))
     return out
 
 

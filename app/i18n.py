@@ -7,7 +7,14 @@ key has both languages and that the zh page shows no English label.
 
 from __future__ import annotations
 
-from app import i18n_compare, i18n_fidelity, i18n_live, i18n_teaching, i18n_trend
+from app import (
+    i18n_compare,
+    i18n_errors,
+    i18n_fidelity,
+    i18n_live,
+    i18n_teaching,
+    i18n_trend,
+)
 
 LANGS = ("en", "zh")
 
@@ -16,6 +23,7 @@ UI: dict[str, tuple[str, str]] = {
     "nav.overview": ("Overview", "概览"),
     "nav.flow": ("Flow", "流程"),
     "nav.api": ("JSON API", "JSON 接口"),
+    "nav.quiz": ("Self-test", "自测"),
     "lang.switch": ("中文", "English"),
     "copy.link": ("Copy link", "复制链接"),
     "copy.done": ("Link copied", "链接已复制"),
@@ -121,6 +129,10 @@ UI: dict[str, tuple[str, str]] = {
     "kind.B": ("backward", "反向"),
     "kind.W": ("weight grad", "权重梯度"),
     "kind.dp": ("DP all-reduce", "DP AllReduce"),
+    "kind.dp_hidden": (
+        "DP all-reduce hidden under the backward (overlap_grad_reduce)",
+        "被反向计算掩盖的 DP AllReduce（overlap_grad_reduce）",
+    ),
     "kind.optim": ("optimizer", "优化器"),
     "kind.idle": ("idle (bubble)", "空闲（气泡）"),
     "kind.send": ("PP send", "PP 发送"),
@@ -144,6 +156,24 @@ UI: dict[str, tuple[str, str]] = {
     ),
     "hf.failed": ("Not imported", "未能导入"),
     "hf.busy": ("Importing…", "正在导入…"),
+    "balance.title": ("Layers and time per pipeline stage", "各流水线阶段的层数与时间"),
+    "balance.layers": ("layers", "层数"),
+    "balance.time": ("F+B per micro-batch", "每个微批次的前向+反向"),
+    "balance.of_slowest": ("of the slowest stage", "相对最慢阶段"),
+    "balance.embedding": ("+ embedding", "+ 词嵌入"),
+    "balance.head": ("+ output head and loss", "+ 输出层与损失"),
+    "balance.imbalance": ("idle share from imbalance", "不均衡造成的空等占比"),
+    "balance.given": ("split from stage_layers", "按 stage_layers 切分"),
+    "balance.default": (
+        "default split: as even as the layer count allows",
+        "默认切分：在层数允许下尽量均匀",
+    ),
+    "plan.note.deepspeed_refuses_zero_pp": (
+        "DeepSpeed refuses ZeRO-2/3 with pipeline parallelism "
+        "(Megatron-LM and torchtitan FSDP + PP allow ZeRO-3-like sharding)",
+        "DeepSpeed 不支持 ZeRO-2/3 与流水线并行同时使用"
+        "（Megatron-LM 与 torchtitan 的 FSDP + PP 允许类似 ZeRO-3 的切分）",
+    ),
 }
 
 FIELDS: dict[str, tuple[str, str]] = {
@@ -186,6 +216,10 @@ FIELDS: dict[str, tuple[str, str]] = {
     "field.b_time": ("B time (teaching units)", "反向时间（教学单位）"),
     "field.w_time": ("W time (teaching units)", "权重梯度时间（教学单位）"),
     "field.p2p_time": ("p2p hop time (teaching units)", "点对点传输时间（教学单位）"),
+    "field.stage_layers": (
+        "layers per virtual stage (e.g. 31,32,32,31)",
+        "每个虚拟阶段的层数（如 31,32,32,31）",
+    ),
     "field.rank": ("selected rank", "选中的编号"),
     "field.t": ("time cursor", "时间游标"),
     "field.color": ("colour by", "着色依据"),
@@ -201,6 +235,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     **i18n_live.LIVE,
     **i18n_trend.TREND,
     **i18n_fidelity.FIDELITY,
+    **i18n_errors.ERRORS,
 }
 
 

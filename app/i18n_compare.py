@@ -124,8 +124,12 @@ COMPARE: dict[str, tuple[str, str]] = {
         "只有前向（文章的演示），不是完整的训练步：不参与排名。",
     ),
     "cmp.why.slower": (
-        "{factor}× fewer tokens/s than the fastest that fits.",
-        "tokens/秒 比能放下的最快场景少 {factor} 倍。",
+        "Throughput is {share} of the fastest that fits.",
+        "吞吐为能放下的最快方案的 {share}。",
+    ),
+    "cmp.why.tie": (
+        "Ties the fastest that fits (within 0.5% of its tokens/s).",
+        "与能放下的最快方案持平（tokens/秒 相差不到 0.5%）。",
     ),
     "cmp.s.global_batch": ("global batch (sequences)", "全局批量（序列数）"),
     "cmp.s.bubble": ("bubble, share of pipeline time", "气泡（占流水线时间）"),

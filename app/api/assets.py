@@ -37,6 +37,8 @@ MEDIA_TYPES = {
     ".svg": "image/svg+xml",
     ".png": "image/png",
     ".json": "application/json",
+    ".woff2": "font/woff2",  # already compressed: compression.py's textual test skips it
+    ".txt": "text/plain; charset=utf-8",
 }
 
 

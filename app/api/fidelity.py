@@ -206,7 +206,7 @@ def parse_view(params: dict[str, str]) -> tuple[FidelityView, dict[str, str]]:
     try:
         return FidelityView.model_validate(params), {}
     except ValidationError as exc:
-        errors = errors_by_field(exc)
+        errors = errors_by_field(exc, params.get("lang", "en"))
     good = {k: v for k, v in params.items() if k not in errors and k in FidelityView.model_fields}
     return FidelityView.model_validate(good), errors
 

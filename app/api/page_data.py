@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
-from app import i18n
+from app import i18n, i18n_errors
 
 
 def json_for_script(data: Any) -> str:
@@ -24,14 +24,14 @@ def field_of(loc: tuple | list) -> str:
     return parts[0] if parts else "query"
 
 
-def errors_by_field(exc: ValidationError) -> dict[str, str]:
-    """The first problem of each field; an unknown key says so in plain words."""
+def errors_by_field(exc: ValidationError, lang: str = "en") -> dict[str, str]:
+    """The first problem of each field, in the page's language; an unknown key says so in
+    plain words."""
+    lang = lang if lang in i18n.LANGS else "en"
+    table = i18n.strings(lang)
     out: dict[str, str] = {}
     for e in exc.errors():
-        msg = str(e.get("msg", "invalid value"))
-        if e.get("type") == "extra_forbidden":
-            msg = "unknown parameter"
-        out.setdefault(field_of(e.get("loc", ())), msg)
+        out.setdefault(field_of(e.get("loc", ())), i18n_errors.message(e, lang, table))
     return out
 
 

@@ -14,19 +14,24 @@ from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
-from app.api import controls
+from app import i18n_quiz
+from app.api import controls, limits
 from app.api.page_data import errors_by_field, respond
 from app.core import flow, orders
 from app.core.scenario import Scenario, ScenarioError
+from app.core.topology import ARTICLE_DEMO, ARTICLE_PATH, Layout, active_by_step, article_printout
 from app.paths import asset_dir
 
 Evaluator = Callable[[Scenario], dict[str, Any]]
 # View-state controls each page draws; an error on any other key goes to the page's banner.
 PAGE_CONTROLS = {"overview": {"color", "rank"}, "flow": {"speed", "t", "rank"}}
+# ?preset=NAME answers a redirect to the whole query, so the address bar keeps every value.
+PAGE_PRESETS = {"article": ARTICLE_DEMO}
+ARTICLE_MAX_ROWS = 32  # the printout is one row per GPU: past this it is a wall, not a lesson
 
 
 def get_evaluator(request: Request) -> Evaluator:
@@ -46,13 +51,13 @@ def parse(params: dict[str, str]) -> tuple[Scenario | None, controls.ViewState, 
     try:
         view = controls.ViewState.model_validate(view_raw)
     except ValidationError as exc:
-        errors.update(errors_by_field(exc))
+        errors.update(errors_by_field(exc, params.get("lang", "en")))
         good = {k: v for k, v in view_raw.items() if k not in errors}
         view = controls.ViewState.model_validate(good)
     try:
         scenario = Scenario.model_validate(scen_raw)
     except ValidationError as exc:
-        errors.update(errors_by_field(exc))
+        errors.update(errors_by_field(exc, params.get("lang", "en")))
         scenario = None
     return scenario, view, errors
 
@@ -68,6 +73,8 @@ def build_view(
             model = run(scenario)
         except ScenarioError as exc:
             errors[exc.field] = exc.reason
+        except limits.TooLargeToEmbed as big:  # the browser fetches it (limits.py)
+            extra = big.deferred()
     if model is not None and view.rank is not None and view.rank >= model["layout"]["world_size"]:
         errors["rank"] = f"rank {view.rank} is outside the world of {model['layout']['world_size']}"
     if model is not None:
@@ -99,13 +106,56 @@ def orphans(name: str, errors: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in errors.items() if k not in placed}
 
 
+def article_view(params: dict[str, str], model: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The article's demo panel when the scenario is a step of its path, else None."""
+    raw = {k: v for k, v in params.items() if k not in controls.VIEW_KEYS}
+    if model is None or "preset" in raw:
+        return None
+    scenario = Scenario.model_validate(raw)  # model is not None: this query already validated
+    here = next((k for k, q in ARTICLE_PATH if Scenario.model_validate(q) == scenario), None)
+    if here is None:
+        return None
+    lay, lang = model["layout"], params.get("lang", "en")
+    layout = Layout(**lay["sizes"], order=tuple(lay["order"].split("-")),
+                    gpus_per_node=lay["gpus_per_node"])  # fmt: skip
+    small, m, p = (
+        layout.world_size <= ARTICLE_MAX_ROWS,
+        model["schedule"]["microbatches"],
+        layout.pp,
+    )
+    lang_q = {"lang": lang} if lang != "en" else {}
+    return {
+        "here": here,
+        "sizes": lay["sizes"],
+        "microbatches": m,
+        # GPipe's closed form (Huang et al. 2019): (p-1)/(m+p-1), beside the simulated fraction.
+        "bubble": {
+            "idle": p - 1,
+            "slots": m + p - 1,
+            "fraction": model["timeline"]["bubble_fraction"],
+        },  # fmt: skip
+        "rows": article_printout(layout) if small else None,
+        "steps": active_by_step(layout, model["timeline"]["events"])
+        if model["schedule"]["forward_only"]
+        else None,
+        "path": [(key, urlencode({**q, **lang_q})) for key, q in ARTICLE_PATH],
+    }
+
+
 def make_router() -> APIRouter:
     templates = Jinja2Templates(directory=asset_dir("templates"))
     router = APIRouter(tags=["pages"], include_in_schema=False)
 
     def render(name: str, request: Request, run: Evaluator) -> HTMLResponse:
         params = dict(request.query_params)
+        preset = params.get("preset")
+        if preset in PAGE_PRESETS:
+            rest = {k: v for k, v in params.items() if k != "preset"}
+            target = urlencode({**PAGE_PRESETS[preset], **rest})
+            return RedirectResponse(f"{request.url.path}?{target}", status_code=303)
         data, errors = build_view(name, params, run)
+        if preset is not None:
+            errors["preset"] = f"unknown preset; one of: {', '.join(PAGE_PRESETS)}"
         scenario_params = {k: v for k, v in params.items() if k not in controls.VIEW_KEYS}
         return respond(
             templates, request, data,
@@ -115,6 +165,8 @@ def make_router() -> APIRouter:
             model=data["model"],
             query=urlencode(params),
             scenario_query=urlencode(scenario_params),
+            article=article_view(params, data["model"]),
+            t=i18n_quiz.translator(data["state"]["lang"]),
         )  # fmt: skip
 
     @router.get("/", response_class=HTMLResponse)
@@ -122,7 +174,10 @@ def make_router() -> APIRouter:
         return render("overview", request, run)
 
     @router.get("/flow", response_class=HTMLResponse)
-    def flow_page(request: Request, run: EvaluatorDep) -> HTMLResponse:
-        return render("flow", request, run)
+    async def flow_page(request: Request, run: EvaluatorDep) -> HTMLResponse:
+        # Off the event loop under a heavy-request slot; a view model too big to embed is
+        # left for the browser to fetch (app/api/limits.py: embed_bounded).
+        bounded = limits.embed_bounded(request, run)
+        return await limits.heavy(request).run(render, "flow", request, bounded)
 
     return router

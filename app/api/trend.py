@@ -58,11 +58,13 @@ def get_sweep(q: Annotated[SweepQuery, Query()], registry: RegistryDep) -> dict[
     return sweep(*split(q), hardware=registry)
 
 
-def _validated(model: type[BaseModel], raw: dict[str, str], errors: dict[str, str]) -> Any:
+def _validated(
+    model: type[BaseModel], raw: dict[str, str], errors: dict[str, str], lang: str = "en"
+) -> Any:
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        errors.update(errors_by_field(exc))
+        errors.update(errors_by_field(exc, lang))
         return None
 
 
@@ -72,10 +74,11 @@ def build_trend(params: dict[str, str], registry: Registry) -> dict[str, Any]:
     page_raw = {k: v for k, v in params.items() if k in PAGE_KEYS}
     rest = {k: v for k, v in params.items() if k not in controls.VIEW_KEYS | PAGE_KEYS}
     errors: dict[str, str] = {}
-    view = _validated(controls.ViewState, view_raw, errors) or controls.ViewState()
-    page = _validated(TrendView, page_raw, errors) or TrendView()
+    lang = params.get("lang", "en")
+    view = _validated(controls.ViewState, view_raw, errors, lang) or controls.ViewState()
+    page = _validated(TrendView, page_raw, errors, lang) or TrendView()
     result = None
-    both = _validated(SweepQuery, rest, errors)
+    both = _validated(SweepQuery, rest, errors, lang)
     if both is not None:
         try:
             result = sweep(*split(both), hardware=registry)

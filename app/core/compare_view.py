@@ -18,6 +18,8 @@ from app.core.scenario import Scenario, ScenarioError
 EVENT_LIMIT = 20_000
 AXES = ("tp", "pp", "dp")
 STATE_PARTS = ("weights_bytes", "grads_bytes", "optimizer_bytes")
+# A column within half a percent of the best's tokens/s would print as "100%" of it: a tie.
+TIE_SHARE = 0.995
 
 
 def role_of(s: Scenario) -> str:
@@ -129,11 +131,12 @@ def _why(m: dict[str, Any], best: dict[str, Any] | None) -> list[dict[str, Any]]
         out.append({"code": "forward_only"})
     elif best is m:
         out.append({"code": "best"})
-    elif best is not None:
+    elif best is not None and sm["fits"]:
         # Throughput ratio, not step time: the columns may carry different global batches.
-        out.append(
-            {"code": "slower", "factor": best["summary"]["tokens_per_s"] / sm["tokens_per_s"]}
-        )
+        # Only a column that fits is measured against the best: an out-of-memory one may
+        # compute more tokens/s on paper, and is never called faster than one that runs.
+        share = sm["tokens_per_s"] / best["summary"]["tokens_per_s"]
+        out.append({"code": "tie"} if share >= TIE_SHARE else {"code": "slower", "share": share})
     return out
 
 

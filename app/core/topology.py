@@ -154,3 +154,47 @@ def seed_active_ranks(layout: Layout, microbatches: int) -> list[list[int]]:
         [r for r in range(layout.world_size) if 0 <= t - layout.coord(r).pp < microbatches]
         for t in range(steps)
     ]
+
+
+# The article's demo as URL queries: ``ParallelConfig(dp=2, tp=2, pp=2)`` with 4 micro-batches
+# and its lock-step time steps (naive forwards, 1 time unit each, free hops), then the path it
+# grows along: 1F1B (one forward, one backward), interleaved (virtual stages), and its layout
+# rule "TP=8 fills a node's NVLink, PP spans nodes, DP multiplies the line".
+ARTICLE_DEMO: dict[str, str] = {
+    "dp": "2", "tp": "2", "pp": "2", "microbatches": "4",
+    "schedule": "naive", "f_time": "1", "p2p_time": "0",
+}  # fmt: skip
+ARTICLE_PATH: tuple[tuple[str, dict[str, str]], ...] = (
+    ("demo", ARTICLE_DEMO),
+    ("1f1b", {**ARTICLE_DEMO, "schedule": "1f1b", "b_time": "2"}),
+    ("interleaved", {**ARTICLE_DEMO, "schedule": "interleaved", "virtual_stages": "2",
+                     "b_time": "2"}),
+    ("node", {"dp": "2", "tp": "8", "pp": "8", "microbatches": "16", "gpus_per_node": "8",
+              "schedule": "1f1b"}),
+)  # fmt: skip
+
+
+def article_printout(layout: Layout) -> list[dict[str, object]]:
+    """One row per rank, as the article's ``simulate_3d_parallel`` prints it: coordinate
+    (DP, PP, TP), gradient-sync group and pipeline downstream (None on the last stage)."""
+    return [
+        {
+            "rank": r,
+            "coord": layout.coord(r),
+            "sync_group": layout.allreduce_group(r),
+            "downstream": layout.pp_downstream(r),
+        }
+        for r in range(layout.world_size)
+    ]
+
+
+def active_by_step(layout: Layout, events: list[dict[str, object]]) -> list[dict[str, object]]:
+    """The ranks computing a forward at each distinct start time of a simulated timeline:
+    the article's 'active GPUs per time step', read off the core's events, not re-derived."""
+    forwards = [e for e in events if e["kind"] == "F"]
+    steps = []
+    for t in sorted({e["start"] for e in forwards}):
+        stages = {e["stage"] for e in forwards if e["start"] <= t < e["end"]}
+        ranks = sorted(r for s in stages for r in layout.ranks_of_stage(s))
+        steps.append({"start": t, "ranks": ranks})
+    return steps

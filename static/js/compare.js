@@ -3,8 +3,9 @@
 import { bandNode } from "./band.js";
 import { drawCharts } from "./compare_charts.js";
 import { bindForm, showErrors } from "./controls.js";
-import { bytes, el, num, pct, seconds } from "./fmt.js";
+import { bytes, el, pct, seconds } from "./fmt.js";
 import { categorical } from "./palette.js";
+import { errorText } from "./i18n.js";
 import { defaults, tr } from "./state.js";
 
 const $ = (id) => document.getElementById(id);
@@ -30,7 +31,7 @@ function errorsOf(body) {
   const out = {};
   for (const d of body?.detail ?? []) {
     const key = (d.loc ?? []).filter((x) => x !== "query").join(".") || "query";
-    out[key] ??= d.type === "extra_forbidden" ? tr("error.unknown") : d.msg;
+    out[key] ??= errorText(d);
   }
   return out;
 }
@@ -111,14 +112,18 @@ function fill(text, values) {
     const v = values[k];
     if (k.endsWith("_bytes")) return bytes(v);
     if (["ratio", "share", "fraction"].includes(k)) return pct(v, 0);
-    return k === "factor" ? num(v, 2) : String(v);
+    return String(v);
   });
 }
+
+// Compact, locale-aware counts for text ("63.7K", "6.37万"): never exponent notation.
+const COMPACT = new Intl.NumberFormat(lang === "zh" ? "zh-CN" : "en", { notation: "compact", maximumSignificantDigits: 3 });
+const compact = (v) => (Number.isFinite(v) ? COMPACT.format(v) : "—");
 
 function stats(m) {
   const s = m.summary;
   const rows = [["perf.step_time", seconds(s.step_time_s)], ["perf.mfu", pct(s.mfu)],
-    ["perf.tokens", num(s.tokens_per_s, 4)], ["cmp.s.global_batch", String(s.global_batch)],
+    ["perf.tokens", compact(s.tokens_per_s)], ["cmp.s.global_batch", String(s.global_batch)],
     ["cmp.s.bubble", pct(s.bubble_fraction)], ["cmp.s.bubble_ideal", pct(s.bubble_over_ideal)],
     ["cmp.s.peak_inflight", String(s.peak_inflight)], ["cmp.s.peak_act", bytes(s.peak_activation_bytes)],
     ["cmp.s.p2p", bytes(s.p2p_bytes)], ["cmp.s.memory", `${bytes(s.peak_bytes)} / ${bytes(s.capacity_bytes)}`]];

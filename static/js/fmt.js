@@ -1,4 +1,7 @@
 // Number formatting for display only (no model arithmetic lives here).
+import { lang } from "./i18n.js";
+
+const LOCALE = { en: "en-US", zh: "zh-CN" };
 export function bytes(n) {
   if (n === null || n === undefined || !Number.isFinite(n)) return "—";
   const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
@@ -14,9 +17,12 @@ export function pct(x, digits = 1) {
   return Number.isFinite(x) ? `${(x * 100).toFixed(digits)}%` : "—";
 }
 
+// Large values in the page language's compact form, "63.7K" / "6.37万", never "6.37e+4".
 export function num(x, digits = 3) {
   if (!Number.isFinite(x)) return "—";
-  return Math.abs(x) >= 1e4 ? x.toExponential(2) : String(Number(x.toPrecision(digits)));
+  if (Math.abs(x) < 1e4) return String(Number(x.toPrecision(digits)));
+  const opts = { notation: "compact", maximumSignificantDigits: digits };
+  return new Intl.NumberFormat(LOCALE[lang] ?? "en-US", opts).format(x);
 }
 
 export function seconds(x) {

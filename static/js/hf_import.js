@@ -1,5 +1,6 @@
 // "Import a Hugging Face config.json": the server maps the config to scenario fields; the
 // page merges them into its own URL and navigates there, so the import is a share link too.
+import { errorText } from "./i18n.js";
 import { params, tr } from "./state.js";
 
 const ROUTE = "/api/model/from-hf-config";
@@ -11,7 +12,7 @@ function messages(status, body) {
   if (!detail.length) return [`HTTP ${status}`];
   return detail.map((d) => {
     const key = (d.loc ?? []).filter((x) => x !== "body").join(".");
-    return key ? `${key}: ${d.msg}` : d.msg;
+    return key ? `${key}: ${errorText(d)}` : errorText(d);
   });
 }
 

@@ -26,3 +26,32 @@ export function switchLang(to) {
   else url.searchParams.set("lang", to);
   location.assign(url);
 }
+
+// One 422 detail in the page's language, as app/i18n_errors.py:message words it: English is
+// pydantic's msg; other languages fill the err.<type> template from the detail's ctx.
+export function errorText(d) {
+  if (d.type === "extra_forbidden") return tr("err.extra_forbidden");
+  const template = strings[`err.${d.type}`];
+  if (lang === "en" || !template) return d.msg;
+  const joiner = strings["err.or"] ?? " or ";
+  const ctx = Object.fromEntries(Object.entries(d.ctx ?? {}).map(([k, v]) => [k, String(v).replaceAll(" or ", joiner)]));
+  const text = template.replace(/\{(\w+)\}/g, (m, name) => (name in ctx ? ctx[name] : m));
+  return /\{\w+\}/.test(text) ? d.msg : text;
+}
+
+// Chromium keeps text it shaped while a CJK face was still loading in the last-resort font
+// (boxes) until something lays it out again; on a box with no CJK font that is the whole zh
+// page. One synchronous re-layout when a Meshscope CJK face arrives re-shapes it; the face may
+// also have arrived before this module ran.
+const isOurs = (f) => f.family.includes("Meshscope CJK");
+function reshape() {
+  const { scrollX, scrollY } = window;
+  document.body.style.display = "none";
+  void document.body.offsetHeight;
+  document.body.style.display = "";
+  window.scrollTo(scrollX, scrollY);
+}
+if (document.fonts) {
+  document.fonts.addEventListener("loadingdone", (ev) => { if (ev.fontfaces.some(isOurs)) reshape(); });
+  if ([...document.fonts].some((f) => isOurs(f) && f.status === "loaded")) reshape();
+}

@@ -2,7 +2,7 @@
 // parameter that differs from its default, plus the view's own state (rank, t, lang, ...).
 // The page starts from the JSON the server embedded, so the first picture needs no fetch.
 
-import { tr } from "./i18n.js";
+import { errorText, tr } from "./i18n.js";
 
 export { tr };
 
@@ -54,7 +54,7 @@ function errorsOf(body) {
   for (const d of body?.detail ?? []) {
     const loc = (d.loc ?? []).filter((x) => x !== "query");
     const field = loc.length ? String(loc[0]) : "query";
-    out[field] ??= d.type === "extra_forbidden" ? "unknown parameter" : d.msg;
+    out[field] ??= errorText(d);
   }
   return out;
 }

@@ -52,4 +52,4 @@ def test_log_axis_tick_labels_on_a_phone_do_not_overprint(phone, base_url):
     )
     assert len(boxes) >= 4
     boxes.sort()
-    assert all(a[1] <= b[0] for a, b in zip(boxes, boxes[1:]))
+    assert all(a[1] <= b[0] for a, b in zip(boxes, boxes[1:], strict=False))
