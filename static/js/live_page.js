@@ -2,10 +2,11 @@
 // reported, and draws the server's analysis of the latest (or the chosen) step. The URL is
 // the share link: ?step=S pins a step, no step follows the latest.
 import { seconds } from "./fmt.js";
-import { fill, lang, switchLang, tr, trOr } from "./i18n.js";
+import { fill, lang, tr, trOr } from "./i18n.js";
 import { drawBubble, drawHeatmap, drawResiduals, Trend } from "./live_charts.js";
 import { drawRankStates, rankLegend } from "./live_ranks.js";
 import { LiveStream } from "./live_stream.js";
+import { bindPageHeader } from "./page_header.js";
 import { legend, LiveTimeline } from "./live_timeline.js";
 
 const page = JSON.parse(document.getElementById("page-data").textContent);
@@ -222,17 +223,9 @@ function bind() {
   $("step-slider").addEventListener("input", (ev) => pin(Number(ev.target.value)));
   $("follow").addEventListener("change", (ev) => pin(ev.target.checked ? null : state.drawn));
   $("heat-metric").addEventListener("change", () => state.analysis && drawHeatmap($("heatmap"), state.analysis, $("heat-metric").value));
-  $("copy-link").addEventListener("click", async () => {
-    try {
-      await navigator.clipboard.writeText(location.href);
-      $("copy-status").textContent = tr("live.copied");
-    } catch (err) {
-      $("copy-status").textContent = location.href;
-    }
-  });
+  bindPageHeader("live.copied");
   legend($("live-legend"));
   rankLegend($("rank-legend"));
-  $("lang-toggle").addEventListener("click", (ev) => switchLang(ev.currentTarget.dataset.to));
 }
 
 const stream = new LiveStream(run, {

@@ -1,7 +1,7 @@
 // The self-test: the server renders every question, answered or not, from the URL. A click
 // answers in place, writes the answers into the URL (the share link) and keeps every other
 // choice's link current, so opening one in a new tab carries the same progress.
-import { switchLang, tr } from "./i18n.js";
+import { bindPageHeader } from "./page_header.js";
 
 const $ = (id) => document.getElementById(id);
 const questions = [...document.querySelectorAll("[data-question]")];
@@ -72,13 +72,5 @@ for (const card of questions) {
   });
 }
 
-$("lang-toggle").addEventListener("click", (ev) => switchLang(ev.currentTarget.dataset.to));
-$("copy-link").addEventListener("click", async () => {
-  try {
-    await navigator.clipboard.writeText(location.href);
-    $("copy-status").textContent = tr("copy.done");
-  } catch {
-    $("copy-status").textContent = location.href; // no clipboard: show the link to copy by hand
-  }
-});
+bindPageHeader();
 document.body.dataset.ready = "quiz";

@@ -83,3 +83,15 @@ def test_screenshots_and_no_sideways_scroll(page, base_url, lang, width):
     page.locator("#card-perf").scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / f"fid_overview_{lang}_{width}.png"))
     page.locator("#card-perf").screenshot(path=str(SHOTS / f"fid_overview_card_{lang}_{width}.png"))
+
+
+def test_the_header_copies_the_link_and_switches_language(page, base_url):
+    open_view(page, f"{base_url}/fidelity?sort=gpus", "fidelity")
+    page.click("#copy-link")
+    page.wait_for_function("document.getElementById('copy-status').textContent.length > 0")
+    assert page.locator("#copy-status").inner_text() == i18n.strings("en")["copy.done"]
+    assert page.evaluate("navigator.clipboard.readText()") == page.url
+    with page.expect_navigation():
+        page.click("#lang-toggle")
+    page.wait_for_selector("body[data-ready=fidelity]")
+    assert "lang=zh" in page.url and "sort=gpus" in page.url
