@@ -68,7 +68,9 @@ def test_records_spooled_through_an_outage_are_uploaded_once(tmp_path):
                      r"send them with: meshscope upload (\S+) --server (\S+)", output)  # fmt: skip
     assert said, output
     unsent, total = int(said[1]), int(said[2])
-    assert total == WORLD * STEPS and 0 < unsent < total
+    # The probe counts what was acked: an ack still in flight when the server died counts as
+    # unsent (at-least-once), so every record may be reported unsent; never more than all.
+    assert total == WORLD * STEPS and 0 < unsent <= total
     assert (said[3], said[4]) == (str(out), url)
 
     server.start()  # same port and database: the run it saw before the outage
