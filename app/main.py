@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -46,6 +47,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """The live side's store, hub and liveness exist only while the server runs."""
     # anyio runs sync routes in its default thread pool; its size is this loop's to set.
     to_thread.current_default_thread_limiter().total_tokens = app.state.settings.compute_threads
+    # Process-wide, so only while this server runs, and put back after it.
+    previous_switch = sys.getswitchinterval()
+    sys.setswitchinterval(app.state.settings.gil_switch_interval_s)
     live = Live(app.state.settings, getattr(app.state, "live_config", None))
     app.state.live = live
     await live.start()
@@ -54,6 +58,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     try:
         yield
     finally:
+        sys.setswitchinterval(previous_switch)
         app.state.metrics.close()
         await live.stop()
 

@@ -25,6 +25,11 @@ class Settings(BaseSettings):
     # Python, so more threads than cores only trade the GIL back and forth and stretch the
     # tail; a few keep requests close to first come, first served.
     compute_threads: int = Field(16, ge=1, le=256)
+    # How long a thread may hold the GIL before the interpreter asks it to pass it on
+    # (sys.setswitchinterval; CPython's own default is 5 ms). The event loop needs the GIL a
+    # few times per request, so with heavy work in threads each wait costs up to this much:
+    # 1 ms took /healthz p99 under 4 heavy requests from 79 to 38 ms (bench/bench_heavy.py).
+    gil_switch_interval_s: float = Field(0.001, ge=0.0001, le=0.1)
     # Bytes of scenario JSON kept for repeat requests (app/api/scenario_cache.py); 0 keeps
     # none. A 1,024-GPU interleaved scenario is about 350 KB, so the default holds ~700.
     scenario_cache_bytes: int = Field(256 * 2**20, ge=0, le=64 * 2**30)

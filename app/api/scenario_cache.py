@@ -22,6 +22,7 @@ from functools import partial
 from typing import Any, Generic, TypeVar
 
 from app.api.compression import DYNAMIC_LEVEL, MIN_BYTES
+from app.api.json_chunks import json_parts
 from app.core.evaluate import Registry, evaluate
 from app.core.hardware import HARDWARE
 from app.core.scenario import Scenario
@@ -126,10 +127,9 @@ def canonical(scenario: Scenario) -> str:
 
 
 def render(model: dict[str, Any]) -> bytes:
-    # Exactly what JSONResponse sends, so the cached bytes are the API's answer unchanged.
-    return json.dumps(
-        model, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
-    ).encode("utf-8")
+    # Exactly what JSONResponse sends, so the cached bytes are the API's answer unchanged; in
+    # pieces, so a big model does not hold the GIL (and the event loop) in one call.
+    return "".join(json_parts(model)).encode("utf-8")
 
 
 def make_entry(model: dict[str, Any], version: str) -> Entry:

@@ -231,3 +231,15 @@ def test_waiters_share_the_first_requests_error_and_nothing_is_kept():
     assert all(isinstance(r, ScenarioError) and r.field == "microbatches" for r in results)
     assert lru.entries == 0
     assert lru.get_or_compute("k", lambda: b"ok") == b"ok"  # a later request tries again
+
+
+def test_the_cached_bytes_are_one_json_dumps_though_made_in_pieces():
+    import json
+
+    from app.api.scenario_cache import render
+    from app.core.evaluate import evaluate
+
+    model = evaluate(Scenario(pp=8, microbatches=256, schedule="1f1b"))  # > 1,000 events
+    assert len(model["timeline"]["events"]) > 1000
+    one = json.dumps(model, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    assert render(model) == one.encode("utf-8")

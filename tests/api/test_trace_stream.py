@@ -11,7 +11,7 @@ import anyio
 import pytest
 from fastapi.responses import JSONResponse
 
-from app.api import views
+from app.api import json_chunks
 from app.core import chrome_trace, flow
 from app.core.evaluate import evaluate
 from app.core.scenario import Scenario
@@ -72,7 +72,7 @@ def test_chunks_parse_to_build_whatever_the_chunk_size(per_chunk):
 
 
 def test_the_flow_data_stream_in_pieces_and_match_the_one_piece_json(app, monkeypatch):
-    monkeypatch.setattr(views, "PIECE_BYTES", 256)  # a small scenario still makes many pieces
+    monkeypatch.setattr(json_chunks, "PIECE_BYTES", 256)  # a small scenario still makes many pieces
     status, headers, pieces = asgi_get(app, "/api/flow", QUERY)
     assert status == 200 and len(pieces) > 3
     expected = flow.flow_view(json.loads(app.state.scenario_cache.entry(Scenario(**SMALL)).body))
@@ -81,7 +81,7 @@ def test_the_flow_data_stream_in_pieces_and_match_the_one_piece_json(app, monkey
 
 def test_json_parts_are_json_dumps_of_nested_values_with_long_lists():
     value = {"a": list(range(2500)), "b": {"c": [{"x": 1.5}] * 3, "d": "é<"}, "e": []}
-    assert "".join(views.json_parts(value)) == views._dumps(value)
+    assert "".join(json_chunks.json_parts(value)) == json_chunks.dumps(value)
 
 
 def test_a_bad_scenario_is_still_a_422_before_any_byte(app):
