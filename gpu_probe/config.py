@@ -48,6 +48,7 @@ class ProbeConfig:
     dtype: str = "fp32"
     device: str = "auto"
     gpus_per_node: int | None = None  # None: LOCAL_WORLD_SIZE under torchrun, else world
+    peak_tflops: float | None = None  # None: gpu_probe/device_peak.py decides
     out: str | None = None
     server: str | None = None
     token: str | None = None
@@ -106,6 +107,9 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
     m.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    m.add_argument("--peak-tflops", type=float, default=None,
+                   help="the device's peak TFLOP/s at --dtype, for MFU (default: from the "
+                   "GPU's name for bf16 on known GPUs, else none)")  # fmt: skip
     o = p.add_argument_group("output")
     o.add_argument("--out", default=None, help="spool directory (default probe-out/RUN)")
     o.add_argument("--server", default=None, help="ws://host:port/ws/ingest")
@@ -145,6 +149,7 @@ def parse_args(argv: list[str] | None) -> ProbeConfig:
         dp=a.dp, tp=a.tp, pp=a.pp, order=order, schedule=schedule,
         microbatches=a.microbatches, virtual_stages=v, steps=a.steps, model=model,
         lr=a.lr, weight_decay=a.weight_decay, seed=a.seed, dtype=a.dtype, device=a.device,
+        peak_tflops=a.peak_tflops,
         gpus_per_node=a.gpus_per_node, out=a.out, server=a.server,
         token=a.token or os.environ.get("MESHSCOPE_INGEST_TOKEN"), run=a.run,
         checkpoint_dir=a.checkpoint_dir, checkpoint_every=a.checkpoint_every,
@@ -193,6 +198,8 @@ def validate(cfg: ProbeConfig) -> None:
         raise ConfigError("--checkpoint-every needs --checkpoint-dir")
     if cfg.resume and not cfg.checkpoint_dir:
         raise ConfigError("--resume needs --checkpoint-dir")
+    if cfg.peak_tflops is not None and not 0 < cfg.peak_tflops <= 100_000:
+        raise ConfigError(f"--peak-tflops must be in (0, 100000], got {cfg.peak_tflops}")
 
 
 def _check_positive(cfg: ProbeConfig) -> None:

@@ -21,6 +21,7 @@ import torch
 import torch.distributed as dist
 
 from app.core.protocol import ModelShape, RunInfo
+from gpu_probe import device_peak
 from gpu_probe.collectives import bench_collectives
 from gpu_probe.config import ConfigError, ProbeConfig
 from gpu_probe.mesh import build_mesh
@@ -157,11 +158,17 @@ def run_info(cfg: ProbeConfig, run: str, gpus_per_node: int, device: str) -> Run
         run=run, dp=cfg.dp, tp=cfg.tp, pp=cfg.pp, order="-".join(cfg.order),
         gpus_per_node=gpus_per_node, schedule=cfg.schedule, microbatches=cfg.microbatches,
         virtual_stages=cfg.virtual_stages, steps=cfg.steps, dtype=cfg.dtype, device=device,
+        peak_tflops=device_peak.peak_tflops(device, cfg.dtype, _device_name(device),
+                                            cfg.peak_tflops),
         model=ModelShape(
             hidden=m.hidden, heads=m.heads, layers=m.layers, vocab=m.vocab,
             seq_len=m.seq_len, microbatch_size=m.microbatch_size,
         ),
     )  # fmt: skip
+
+
+def _device_name(device: str) -> str | None:
+    return torch.cuda.get_device_name() if device == "cuda" else None
 
 
 def _agree(objects: list) -> list:

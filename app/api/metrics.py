@@ -67,9 +67,11 @@ RUN_GAUGES = (
     ("dp_share", "Share of the newest step in the DP all-reduce.", lambda v: v.shares.get("dp")),
     ("pp_wait_share", "Share of the newest step waiting for pipeline peers.",
      lambda v: v.shares.get("pp_wait")),
-    ("model_flops_per_second_per_gpu",
-     "Model FLOP/s per GPU over the newest step (MFU's numerator; peak FLOP/s is not recorded).",
+    ("model_flops_per_second_per_gpu", "Model FLOP/s per GPU over the newest step.",
      lambda v: v.flops_per_gpu),
+    ("mfu", "Measured MFU over the newest step: model FLOP/s per GPU over the device's peak "
+     "(absent when the probe recorded no peak: CPU, fp32 or an unknown GPU).",
+     lambda v: v.mfu),
 )  # fmt: skip
 
 

@@ -153,6 +153,9 @@ class RunInfo(_Strict):
     dtype: Literal["fp32", "bf16"]
     device: Literal["cpu", "cuda"]
     model: ModelShape
+    # The device's peak dense TFLOP/s at this dtype (gpu_probe/device_peak.py): MFU's
+    # denominator. None (a CPU, an unknown GPU, older senders): the server reports no MFU.
+    peak_tflops: float | None = Field(default=None, gt=0.0, le=100_000.0)
 
     @property
     def world_size(self) -> int:

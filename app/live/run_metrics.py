@@ -2,8 +2,8 @@
 each GPU achieved, and how many ranks are in each liveness state. Counts and shares only,
 so a 16k-rank run costs a few series; the only per-rank values are the N slowest ranks.
 
-MFU is not here: it needs the device's peak FLOP/s, and a run records only "cuda" or "cpu"
-(``RunInfo.device``), not which GPU. The achieved FLOP/s per GPU is its numerator.
+MFU needs the device's peak FLOP/s: the probe records it (RunInfo.peak_tflops) for known GPUs
+at bf16 or when given --peak-tflops; without it the run has FLOP/s per GPU but no MFU.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ class RunValues:
     newest: NewestStep | None  # None: announced, no record yet
     shares: dict[str, float]  # bubble, tp, dp, pp_wait: share of the newest step
     flops_per_gpu: float | None  # model FLOP/s per GPU over the newest step
+    mfu: float | None  # that over the device's peak, when the probe recorded the peak
     ranks: dict[str, int]  # rank state -> how many ranks
 
 
@@ -48,6 +49,13 @@ def flops_per_gpu(info: RunInfo, step_time_s: float) -> float | None:
     batch = info.model.microbatch_size * info.microbatches * info.dp
     # Narayanan et al. 2021 eq. 3 without recompute (app.core.cost.flops.model_flops).
     return flops.model_flops(probe_model(info), batch) / (step_time_s * info.world_size)
+
+
+def mfu(info: RunInfo, per_gpu: float | None) -> float | None:
+    # Chowdhery et al. 2022 (PaLM) App. B: MFU = model FLOP/s over peak FLOP/s, per GPU.
+    if per_gpu is None or info.peak_tflops is None:
+        return None
+    return per_gpu / (info.peak_tflops * 1e12)
 
 
 def shares(n: NewestStep) -> dict[str, float]:
@@ -86,12 +94,14 @@ def run_values(
     row: dict[str, Any], newest: NewestStep | None, watched: dict[int, str] | None
 ) -> RunValues:
     info = RunInfo.model_validate_json(row["info"])
+    per_gpu = flops_per_gpu(info, newest.step_time_s) if newest else None
     return RunValues(
         run=row["run"],
         status=row["status"],
         planned_steps=row["steps"],
         newest=newest,
         shares=shares(newest) if newest else {},
-        flops_per_gpu=flops_per_gpu(info, newest.step_time_s) if newest else None,
+        flops_per_gpu=per_gpu,
+        mfu=mfu(info, per_gpu),
         ranks=rank_counts(watched, row, newest),
     )

@@ -129,11 +129,13 @@ class ServerProcess:
                 self.kill()
 
 
-def run_info(run: str, dp=1, tp=1, pp=2, steps=10, schedule="1f1b", m=4, v=1) -> RunInfo:
+def run_info(
+    run: str, dp=1, tp=1, pp=2, steps=10, schedule="1f1b", m=4, v=1, peak_tflops=None
+) -> RunInfo:
     return RunInfo(
         run=run, dp=dp, tp=tp, pp=pp, order="tp-pp-dp", gpus_per_node=8, schedule=schedule,
         microbatches=m, virtual_stages=v, steps=steps, dtype="fp32", device="cpu",
-        model=SHAPE,
+        model=SHAPE, peak_tflops=peak_tflops,
     )  # fmt: skip
 
 

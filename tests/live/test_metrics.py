@@ -195,3 +195,13 @@ def test_a_scrape_of_8_runs_of_64_ranks_is_cheap(client):
         times.append(time.perf_counter() - t)
     # Measured ~5 ms per scrape, test client round trip included; loose for shared CPUs.
     assert statistics.median(times) < 0.25, times
+
+
+def test_mfu_is_the_flops_per_gpu_over_the_recorded_peak_and_absent_without_one(client):
+    seed(client, "peaked", at=1.0, steps=2, peak_tflops=0.5)
+    seed(client, "unpeaked", at=2.0, steps=2)
+    samples = scrape(client)
+    per_gpu = by_run(samples, "meshscope_run_model_flops_per_second_per_gpu", "peaked")
+    assert by_run(samples, "meshscope_run_mfu", "peaked") == pytest.approx(per_gpu / 0.5e12)
+    assert ("meshscope_run_mfu", (("run", "unpeaked"),)) not in samples
+    assert by_run(samples, "meshscope_run_model_flops_per_second_per_gpu", "unpeaked") > 0

@@ -76,3 +76,14 @@ def test_error_frames_are_typed():
 def test_an_event_may_carry_a_peer_and_cpu_time():
     event = ProbeEvent(kind="pp_recv", microbatch=1, chunk=0, start=0.1, end=0.2, peer=5, cpu=0)
     assert event.peer == 5
+
+
+def test_the_peak_for_mfu_comes_from_the_flag_or_a_known_gpus_name():
+    from gpu_probe.device_peak import peak_tflops
+
+    assert peak_tflops("cuda", "bf16", "NVIDIA H100 80GB HBM3", None) == 989.0
+    assert peak_tflops("cuda", "bf16", "NVIDIA A100-SXM4-40GB", None) == 312.0
+    assert peak_tflops("cuda", "fp32", "NVIDIA H100 80GB HBM3", None) is None  # bf16 peaks
+    assert peak_tflops("cuda", "bf16", "NVIDIA GeForce RTX 3090", None) is None
+    assert peak_tflops("cpu", "fp32", None, None) is None
+    assert peak_tflops("cpu", "fp32", None, 0.2) == 0.2

@@ -47,6 +47,7 @@ def test_collective_probe_reports_latency_and_bandwidth_per_axis(tmp_path):
         (["--tp", "3"], "--heads 4 must be divisible by --tp 3"),
         (["--server", "ws://x"], "--token"),
         (["--run-name", "bad name"], "must match"),
+        (["--peak-tflops", "0"], "--peak-tflops must be in"),
     ],
 )
 def test_impossible_flags_fail_before_any_rank_starts(argv, message, capsys, monkeypatch):
