@@ -193,6 +193,15 @@ def records(
     return out
 
 
+def probe_env() -> dict[str, str]:
+    """The environment a probe started from a test runs in: this checkout, the test token,
+    and no outer launcher's RANK/WORLD_SIZE leaking in."""
+    env = dict(os.environ, MESHSCOPE_INGEST_TOKEN=TOKEN, PYTHONPATH=str(ROOT))
+    env.pop("RANK", None)
+    env.pop("WORLD_SIZE", None)
+    return env
+
+
 def record_frame(rec: dict) -> str:
     return json.dumps({"type": "record", "record": rec})
 

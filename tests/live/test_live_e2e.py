@@ -1,13 +1,12 @@
 """End to end: a real DP=2 x TP=2 x PP=2 CPU probe run streams to a real server while
 Chromium watches /runs/{run}: every rank's every step arrives and the page draws it."""
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from support import ROOT, TOKEN, ServerProcess, get_json
+from support import ROOT, TOKEN, ServerProcess, get_json, probe_env
 
 pytestmark = [pytest.mark.probe, pytest.mark.browser, pytest.mark.timeout(300)]
 CHROMIUM = "/usr/bin/chromium"
@@ -22,10 +21,7 @@ def _probe(server: ServerProcess, out: Path) -> subprocess.Popen:
            "--schedule", "1f1b", "--microbatches", "4", "--steps", str(STEPS),
            "--server", server.ws + "/ws/ingest", "--token", TOKEN, "--run-name", RUN,
            "--out", str(out), "--quiet"]  # fmt: skip
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.pop("RANK", None)
-    env.pop("WORLD_SIZE", None)
-    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+    return subprocess.Popen(cmd, cwd=ROOT, env=probe_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)  # fmt: skip
 
 

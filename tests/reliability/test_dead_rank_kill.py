@@ -10,17 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-from support import ROOT, TOKEN, ServerProcess, get_json, wait_until
+from support import ROOT, ServerProcess, get_json, probe_env, wait_until
 
 pytestmark = pytest.mark.timeout(180)
 RUN = "killed"
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ, MESHSCOPE_INGEST_TOKEN=TOKEN, PYTHONPATH=str(ROOT))
-    env.pop("RANK", None)
-    env.pop("WORLD_SIZE", None)
-    return env
 
 
 def children(pid: int) -> list[int]:
@@ -45,7 +38,7 @@ def test_a_killed_rank_is_dead_and_the_run_failed_within_seconds(tmp_path):
            "--server", server.ws + "/ws/ingest", "--collective-timeout", "60",
            "--quiet"]  # fmt: skip
     probe = subprocess.Popen(
-        cmd, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        cmd, cwd=ROOT, env=probe_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
         running = lambda: (r := _run(server)) is not None and len(r["trend"]) >= 3  # noqa: E731

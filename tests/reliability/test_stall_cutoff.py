@@ -8,9 +8,15 @@ import asyncio
 import time
 
 import pytest
-from support import AUTH, ServerProcess, hello, record_frame, records, run_info, wait_until
+from support import (
+    ServerProcess,
+    producers,
+    record_frame,
+    records,
+    run_info,
+    wait_until,
+)
 from test_slow_viewer import metric, stalled_viewer
-from websockets.asyncio.client import connect
 
 from app.live.hub import Hub
 
@@ -62,23 +68,16 @@ def test_a_viewer_that_drains_each_tick_is_never_kicked():
 
 
 async def _produce(server, info, stop: asyncio.Event) -> None:
-    conns = []
-    for rank in range(info.world_size):
-        ws = await connect(server.ws + "/ws/ingest", additional_headers=AUTH)
-        await ws.send(hello(info, rank))
-        await ws.recv()
-        conns.append(ws)
-    drains = [asyncio.create_task(_drain(ws)) for ws in conns]
-    template, step = records(info, 0), 0
-    while not stop.is_set():
-        for ws, rec in zip(conns, template, strict=True):
-            await ws.send(record_frame(rec | {"step": step, "t0": time.time()}))
-        step += 1
-        await asyncio.sleep(1 / RATE_STEPS_PER_S)
-    for ws in conns:
-        await ws.close()
-    for task in drains:
-        task.cancel()
+    async with producers(server.ws, info, info.world_size) as conns:
+        drains = [asyncio.create_task(_drain(ws)) for ws in conns]
+        template, step = records(info, 0), 0
+        while not stop.is_set():
+            for ws, rec in zip(conns, template, strict=True):
+                await ws.send(record_frame(rec | {"step": step, "t0": time.time()}))
+            step += 1
+            await asyncio.sleep(1 / RATE_STEPS_PER_S)
+        for task in drains:
+            task.cancel()
 
 
 async def _drain(ws) -> None:

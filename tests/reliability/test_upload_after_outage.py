@@ -3,25 +3,17 @@
 command that sends them; that command (`meshscope upload`) makes the run complete, every
 rank-step stored once, and running it again stores nothing."""
 
-import os
 import re
 import sqlite3
 import subprocess
 import sys
 
 import pytest
-from support import ROOT, TOKEN, ServerProcess, get_json, wait_until
+from support import ROOT, ServerProcess, get_json, probe_env, wait_until
 
 pytestmark = pytest.mark.timeout(240)
 STEPS, WORLD = 150, 2
 RUN = "outage"
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ, MESHSCOPE_INGEST_TOKEN=TOKEN, PYTHONPATH=str(ROOT))
-    env.pop("RANK", None)
-    env.pop("WORLD_SIZE", None)
-    return env
 
 
 def _stored(server) -> int:
@@ -42,7 +34,9 @@ def _rows(db) -> tuple[int, int]:
 
 def _upload(out, url) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "app.cli", "upload", str(out), "--server", url]
-    return subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=90)
+    return subprocess.run(
+        cmd, cwd=ROOT, env=probe_env(), capture_output=True, text=True, timeout=90
+    )
 
 
 def test_records_spooled_through_an_outage_are_uploaded_once(tmp_path):
@@ -53,7 +47,7 @@ def test_records_spooled_through_an_outage_are_uploaded_once(tmp_path):
            "--device", "cpu", "--run-name", RUN, "--out", str(out), "--server", url,
            "--report-flush-timeout", "1", "--quiet"]  # fmt: skip
     probe = subprocess.Popen(
-        cmd, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        cmd, cwd=ROOT, env=probe_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     try:
         assert wait_until(lambda: _stored(server) >= WORLD, 90, 0.05), "no record arrived"
