@@ -6,8 +6,10 @@ slot before its work starts: at once if one is free, else it queues, at most ``q
 and for at most ``wait_s``. Past either bound it is refused (429) instead of piling up CPU and
 memory: four 190 MB traces at once were 3.2 GB and a 9.5 s stall of /healthz (issue 13).
 The work itself runs on the thread pool, so the event loop keeps answering while it runs,
-with the cyclic collector paused (app/core/gc_pause.py): the work builds millions of acyclic
-dicts, and each full collection of that heap held the GIL, so every other request, ~300 ms.
+with the cyclic collector paused while any slot is held (``GCPause``): the work builds
+millions of acyclic dicts, and each full collection of that heap held the GIL, so every other
+request, ~300 ms. A per-call pause (app/core/gc_pause.py) is not enough with several at once:
+the first to finish turned the collector back on under the others' heaps.
 
 Pages bound what they embed the same way: a view model whose JSON is over
 ``settings.page_embed_bytes`` is not put in the HTML (``embed_bounded``); the page says so
@@ -16,6 +18,7 @@ and its script fetches the same JSON from the API instead.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -46,12 +49,34 @@ class Busy(HTTPException):
         )
 
 
+class GCPause:
+    """The cyclic collector off while at least one holder is in, back on when the last
+    leaves, and only if it was on before. Holders enter and leave on the event loop, so a
+    plain count is safe."""
+
+    def __init__(self) -> None:
+        self.holders = 0
+        self._reenable = False
+
+    def enter(self) -> None:
+        if self.holders == 0:
+            self._reenable = gc.isenabled()
+            gc.disable()
+        self.holders += 1
+
+    def leave(self) -> None:
+        self.holders -= 1
+        if self.holders == 0 and self._reenable:
+            gc.enable()
+
+
 class HeavyLimiter:
     """``slots`` heavy requests run at once; ``queue`` more may wait up to ``wait_s``."""
 
     def __init__(self, slots: int, queue: int, wait_s: float) -> None:
         self.slots, self.queue, self.wait_s = slots, queue, wait_s
         self._limiter = anyio.CapacityLimiter(slots)
+        self.gc = GCPause()
         self.refused = 0
 
     @property
@@ -65,6 +90,11 @@ class HeavyLimiter:
 
     async def acquire(self) -> object:
         """A slot's token, to hand to ``release``; raises Busy when none comes in time."""
+        token = await self._take()
+        self.gc.enter()
+        return token
+
+    async def _take(self) -> object:
         token = object()
         try:
             self._limiter.acquire_on_behalf_of_nowait(token)
@@ -80,6 +110,7 @@ class HeavyLimiter:
 
     def release(self, token: object) -> None:
         self._limiter.release_on_behalf_of(token)
+        self.gc.leave()
 
     def _refuse(self) -> None:
         self.refused += 1

@@ -144,3 +144,24 @@ def test_a_deferred_flow_page_fetches_and_draws_every_event_in_chromium(tmp_path
             assert errors == []
         finally:
             browser.close()
+
+
+def test_the_collector_stays_off_until_the_last_heavy_slot_is_given_back(make_client):
+    # Two overlapping heavy requests: the first to end must not turn the cyclic collector
+    # back on under the other's heap (each full collection held the GIL ~300 ms).
+    import gc
+
+    assert gc.isenabled()
+    client = make_client(heavy_slots=2, heavy_queue=0, heavy_wait_s=3)
+    limiter = client.app.state.heavy
+    first = client.portal.call(limiter.acquire)
+    second = client.portal.call(limiter.acquire)
+    try:
+        assert not gc.isenabled()
+        client.portal.call(limiter.release, first)
+        assert not gc.isenabled()  # the second request is still running
+    finally:
+        client.portal.call(limiter.release, second)
+    assert gc.isenabled()
+    assert client.get("/api/flow?pp=4&f_time=1").status_code == 200
+    assert gc.isenabled() and limiter.gc.holders == 0  # a streamed answer gave it back too
