@@ -31,6 +31,9 @@ function row(r) {
   const done = r.last_step === null ? 0 : r.last_step + 1;
   tr.append(name, status, cell(`dp ${r.dp} × tp ${r.tp} × pp ${r.pp}`), cell(`${r.schedule} · m ${r.microbatches}`),
     cell(`${done}/${r.steps}`), cell(String(r.world)), cell(ago(r.updated)));
+  // Each cell carries its column's name, which a phone shows as the line's label (live.css).
+  const labels = [...document.querySelectorAll("#runs-table thead th")].map((th) => th.textContent);
+  [...tr.children].forEach((td, i) => { td.dataset.label = labels[i] ?? ""; });
   return tr;
 }
 

@@ -53,3 +53,25 @@ def test_log_axis_tick_labels_on_a_phone_do_not_overprint(phone, base_url):
     assert len(boxes) >= 4
     boxes.sort()
     assert all(a[1] <= b[0] for a, b in zip(boxes, boxes[1:], strict=False))
+
+
+RUN = {"run": "llama-dp2-tp2-pp2-with-a-long-name", "status": "live", "dp": 2, "tp": 2, "pp": 2,
+       "schedule": "interleaved", "microbatches": 16, "last_step": 41, "steps": 200,
+       "world": 8, "updated": 0}  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_runs_list_on_a_phone_is_cards_of_labelled_lines(phone, base_url, lang):
+    # The list as the page's refresh draws it, from /api/runs (answered here with one run).
+    phone.route("**/api/runs", lambda route: route.fulfill(json={"runs": [RUN]}))
+    phone.goto(f"{base_url}/runs?lang={lang}")
+    assert page_width(phone) <= 390  # the empty list's long command wraps too
+    row = phone.locator(f'#runs-table tr[data-run="{RUN["run"]}"]')
+    row.wait_for(timeout=15_000)
+    assert page_width(phone) <= 390
+    assert phone.locator("#runs-table thead").is_hidden()
+    header = phone.evaluate(
+        "[...document.querySelectorAll('#runs-table thead th')].map(t => t.textContent)"
+    )
+    label = row.locator("td").nth(4).evaluate("td => getComputedStyle(td, '::before').content")
+    assert label == f'"{header[4]}"' and "42/200" in row.locator("td").nth(4).inner_text()
