@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from app import (
     i18n_compare,
+    i18n_dualpipe,
+    i18n_durations,
     i18n_errors,
     i18n_fidelity,
+    i18n_flow,
+    i18n_formulas,
     i18n_live,
+    i18n_primer,
     i18n_teaching,
     i18n_trend,
 )
@@ -207,6 +212,10 @@ FIELDS: dict[str, tuple[str, str]] = {
         "DP 梯度同步与反向重叠",
     ),
     "field.overlap_param_gather": ("prefetch ZeRO-3 parameter gathers", "ZeRO-3 参数预取重叠"),
+    "field.tp_comm_overlap": (
+        "overlap TP collectives with their GEMMs",
+        "TP 通信与矩阵乘重叠",
+    ),
     "field.hardware": ("hardware preset", "硬件预设"),
     "field.peak_tflops": ("peak TFLOP/s", "峰值 TFLOP/s"),
     "field.hbm_gib": ("HBM (GiB)", "显存（GiB）"),
@@ -235,6 +244,11 @@ STRINGS: dict[str, tuple[str, str]] = {
     **i18n_live.LIVE,
     **i18n_trend.TREND,
     **i18n_fidelity.FIDELITY,
+    **i18n_formulas.FORMULAS,
+    **i18n_primer.PRIMER,
+    **i18n_flow.FLOW,
+    **i18n_durations.DURATIONS,
+    **i18n_dualpipe.DUALPIPE,
     **i18n_errors.ERRORS,
 }
 

@@ -25,8 +25,8 @@ COMPARE: dict[str, tuple[str, str]] = {
     ),
     "cmp.preset.schedules": ("Every pipeline schedule", "全部流水线调度"),
     "cmp.preset.schedules.hint": (
-        "One configuration under all 7 schedules: bubble, peak activations, p2p volume.",
-        "同一配置跑全部 7 种调度：气泡、激活峰值、点对点通信量。",
+        "One configuration under every schedule: bubble, peak activations, p2p volume.",
+        "同一配置跑全部调度：气泡、激活峰值、点对点通信量。",
     ),
     "cmp.base": ("Base scenario of the preset", "预设的基准场景"),
     "cmp.base.hint": (
@@ -46,8 +46,8 @@ COMPARE: dict[str, tuple[str, str]] = {
     "cmp.pick": ("pick", "选中"),
     "cmp.pick.go": ("Compare the picked (2–4)", "对比选中的（2–4 个）"),
     "cmp.pick.hint": (
-        "Seven columns are too many to edit: pick 2 to 4 of them to compare and edit.",
-        "七列太多，无法逐列编辑：选中其中 2 到 4 个再对比和修改。",
+        "Too many columns to edit: pick 2 to 4 of them to compare and edit.",
+        "列数太多，无法逐列编辑：选中其中 2 到 4 个再对比和修改。",
     ),
     "cmp.invalid": ("Cannot run", "无法运行"),
     "cmp.best": ("fastest that fits", "能放下且最快"),

@@ -1,17 +1,27 @@
 """Core speed, side by side with torch's schedule generator, in one run.
 
-    python bench/bench_core.py
+    python bench/bench_core.py [--quick]
 
-Prints the time to build + simulate p=64, m=512, v=4 interleaved with app.core and the
-time torch.distributed.pipelining takes to generate the same order, their ratio, and the
-core's scaling over m = 64..1024. Target: < 1 s and faster than torch.
+For interleaved 1F1B at several sizes up to p=64, m=512, v=4 it prints, measured in the same
+process one after the other:
+
+* meshscope: ``schedules.build`` alone, and build + ``simulate`` (the timeline, with times);
+* torch's order generation alone: ``ScheduleInterleaved1F1B._calculate_single_rank_operations``
+  for every rank, what the schedule class computes into ``pipeline_order`` before it lowers
+  the orders to send/recv (torch/distributed/pipelining/schedules.py);
+* torch's ``_schedule_visualizer.get_schedule_ops``: the class built from scratch, lowering
+  included (orders only, no timing).
+
+Ratios are torch's time over meshscope's build + simulate (> 1: meshscope is faster).
+Target at p=64, m=512, v=4: build + simulate <= torch's order generation alone.
 """
 
 from __future__ import annotations
 
-import statistics
+import gc
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -19,43 +29,85 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from app.core.schedules import build  # noqa: E402
 from app.core.simulate import Durations, simulate  # noqa: E402
 
+SIZES = [(8, 32, 2), (16, 128, 2), (32, 256, 4), (64, 512, 4)]
+QUICK = [(8, 32, 2), (16, 64, 2)]
+COSTS = Durations(1, 2, 0, 0.1)
 
-def _best_of(fn, repeats: int) -> float:
+
+def best_of(fn: Callable[[], object], repeats: int) -> float:
+    """Best wall time with the collector paused for both sides, as app.core pauses it (a
+    collection scanning torch's lowered orders would otherwise be charged to its loop)."""
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
+        gc.collect()
+        gc.disable()
+        try:
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        finally:
+            gc.enable()
     return min(times)
 
 
-def ours(p: int, m: int, v: int) -> None:
-    simulate("interleaved", build("interleaved", p, m, v), Durations(1, 2, 0, 0.1), v)
+def ours(p: int, m: int, v: int) -> tuple[float, float]:
+    """(build, build + simulate) seconds, best of 3."""
+    built = best_of(lambda: build("interleaved", p, m, v), 3)
+    both = best_of(lambda: simulate("interleaved", build("interleaved", p, m, v), COSTS, v), 3)
+    return built, both
 
 
-def theirs(p: int, m: int, v: int) -> None:
+def torch_schedule(p: int, m: int, v: int):
+    """torch's ScheduleInterleaved1F1B over mock stages, as get_schedule_ops builds it."""
+    from unittest import mock
+
+    from torch.distributed.pipelining.schedules import ScheduleInterleaved1F1B
+    from torch.distributed.pipelining.stage import PipelineStage
+
+    stage = mock.create_autospec(PipelineStage, instance=True)
+    stage.group_rank, stage.group_size, stage.submod = 0, p, None
+    stage.num_stages = p * v
+    return ScheduleInterleaved1F1B([stage] * v, m)
+
+
+def theirs(p: int, m: int, v: int) -> tuple[float, float]:
+    """(order generation alone, get_schedule_ops) seconds."""
     from torch.distributed.pipelining import _schedule_visualizer as vis
 
-    vis.get_schedule_ops("Interleaved1F1B", p, m, v)
+    sched = torch_schedule(p, m, v)
+    order = best_of(lambda: [sched._calculate_single_rank_operations(r) for r in range(p)], 3)
+    whole = best_of(lambda: vis.get_schedule_ops("Interleaved1F1B", p, m, v), 1)
+    return order, whole
+
+
+def row(p: int, m: int, v: int, with_torch: bool) -> str:
+    built, both = ours(p, m, v)
+    cells = f"{p:>3} {m:>4} {v:>2} | {built * 1e3:8.1f} {both * 1e3:9.1f}"
+    if not with_torch:
+        return cells
+    order, whole = theirs(p, m, v)
+    return (
+        f"{cells} | {order * 1e3:9.1f} {whole * 1e3:10.1f} | "
+        f"{order / both:8.2f}x {whole / both:9.1f}x"
+    )
 
 
 def main() -> None:
-    p, m, v = 64, 512, 4
-    core_s = _best_of(lambda: ours(p, m, v), 3)
-    print(f"p={p} m={m} v={v} interleaved")
-    print(f"  app.core build+simulate : {core_s:8.3f} s")
     try:
-        torch_s = _best_of(lambda: theirs(p, m, v), 1)
-        print(f"  torch get_schedule_ops  : {torch_s:8.3f} s (order only, no timing)")
-        print(f"  ratio torch / core      : {torch_s / core_s:8.1f}x")
+        import torch.distributed.pipelining  # noqa: F401
+
+        with_torch = True
     except ImportError:
-        print("  torch not installed: no side-by-side")
-    print("core scaling over m (p=64, v=4):")
-    base = None
-    for mm in (64, 128, 256, 512, 1024):
-        s = statistics.median(_best_of(lambda mm=mm: ours(p, mm, v), 1) for _ in range(3))
-        base = base or s / mm
-        print(f"  m={mm:5d}: {s:7.3f} s  ({s / mm / base:4.2f}x the per-microbatch cost at m=64)")
+        with_torch = False
+        print("torch not installed: meshscope's times only")
+    print("interleaved 1F1B, times in ms (best of 3; get_schedule_ops once)")
+    head = "  p    m  v |    build  build+sim"
+    if with_torch:
+        head += " | torch ord  get_sc_ops | ord/ours  get/ours"
+    print(head)
+    for p, m, v in QUICK if "--quick" in sys.argv else SIZES:
+        print(row(p, m, v, with_torch), flush=True)
+    print("target at p=64 m=512 v=4: ord/ours >= 1 (build + simulate <= torch order alone)")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from app.core.protocol import RUN_NAME_PATTERN
-from app.core.schedules import ScheduleError, ScheduleName, build, chunks_per_rank
+from app.core.schedules import MULTI_CHUNK, ScheduleError, ScheduleName, build, chunks_per_rank
 from app.core.topology import Layout, parse_order
 
 
@@ -141,7 +141,7 @@ def parse_args(argv: list[str] | None) -> ProbeConfig:
         schedule = ScheduleName(a.schedule)
     except ValueError as err:
         raise ConfigError(str(err)) from err
-    v = a.virtual_stages or (2 if schedule == ScheduleName.interleaved else 1)
+    v = a.virtual_stages or (2 if schedule in MULTI_CHUNK else 1)
     chunks = chunks_per_rank(schedule, v)
     layers = a.layers if a.layers is not None else 2 * a.pp * chunks
     model = ModelConfig(a.hidden, a.heads, layers, a.vocab, a.seq_len, a.microbatch_size)

@@ -15,10 +15,12 @@ captured with the module's input by a forward hook. B computes every activation 
 (and runs every backward TP all-reduce) exactly once and no weight gradient; W only
 multiplies saved tensors, so nothing is computed twice.
 
-Outputs leave when their unit ends (app.core.schedules.release_units), as the simulator
-times them: in DualPipeV an overlapped pair (F, then a whole backward of the other chunk)
-first receives both inputs and sends both outputs after its last action, as torch's
-OVERLAP_F_B does; every other action is its own unit.
+Outputs leave when the simulator says (app.core.simulate_units.unit_plan): in DualPipeV an
+overlapped pair (F, then a whole backward of the other chunk) first receives both inputs and
+sends both outputs after its last action, as torch's OVERLAP_F_B does; DualPipe sends and
+receives as dualpipe.py queues them (app.core.schedules_dualpipe); every other action sends
+when it ends. DualPipe's two copies of a stage sum their gradients after the step
+(gpu_probe.copies).
 """
 
 from __future__ import annotations
@@ -30,13 +32,15 @@ import torch
 from app.core.schedules import (
     FORWARD_ONLY,
     SPLIT_BACKWARD,
+    TWO_COPIES,
     Action,
     ScheduleName,
     build,
-    release_units,
     stage_location,
     virtual_stage,
 )
+from app.core.simulate_units import unit_plan
+from gpu_probe.copies import sum_copies
 from gpu_probe.data import StepBatch
 from gpu_probe.mesh import MeshContext
 from gpu_probe.model import GPTChunk, lm_loss
@@ -61,7 +65,7 @@ class PipelineEngine:
         pp, stage = ctx.size("pp"), ctx.coord.pp
         self.schedule, self.microbatches, self.ctx = schedule, microbatches, ctx
         self.actions: list[Action] = build(schedule, pp, microbatches, virtual_stages)[stage]
-        self.unit_end = release_units(schedule, self.actions, stage == pp - 1)
+        self.release, self.waits, _ = unit_plan(schedule, self.actions, stage, pp)
         self.chunks, self.channel, self.timer = chunks, channel, timer
         self.vstages = [virtual_stage(schedule, stage, c, pp) for c in range(len(chunks))]
         self.nvstages = pp * len(chunks)
@@ -79,16 +83,18 @@ class PipelineEngine:
         self._reset()
         self.batch = batch
         for i, action in enumerate(self.actions):
-            self.current = action
+            self.current, self.index = action, i
             self.channel.reap()
-            if action.kind == "F" and self.unit_end[i] > i:  # a pair: both inputs first
-                self._prefetch_grad(self.actions[i + 1])
+            for k in self.waits[i]:  # receives posted with this action's (a pair's B input)
+                self._prefetch(self.actions[k])
             {"F": self._forward, "B": self._backward, "W": self._weight}[action.kind](action)
-            if self.unit_end[i] == i:
-                self._release()
+            self._release(i)
         self.current = None
         self.channel.drain()
         losses, self.batch = self._losses, None
+        if self.schedule in TWO_COPIES:
+            pp, stage = self.ctx.size("pp"), self.ctx.coord.pp
+            losses = sum_copies(self.chunks, self.ctx.stage_rank(pp - 1 - stage), losses)
         self._reset()
         return losses
 
@@ -108,7 +114,7 @@ class PipelineEngine:
                 out = out.to(self.channel.dtype)  # one boundary dtype for every message
             anchors, self._capture = self._capture, None
         if not self.forward_only:
-            self._saved[(a.microbatch, a.chunk)] = (x if vs > 0 else None, out, anchors)
+            self._saved[(a.microbatch, a.chunk)] = (None if chunk.is_first else x, out, anchors)
         if not chunk.is_last:
             dst = self._holder(vs + 1)
             tag = message_tag(ACTIVATION, a.microbatch, vs + 1, self.nvstages)
@@ -118,16 +124,16 @@ class PipelineEngine:
         vs = self.vstages[a.chunk]
         self.timer.action = (a.microbatch, a.chunk)
         x, out, anchors = self._saved.pop((a.microbatch, a.chunk))
-        if vs == self.nvstages - 1:
+        if self.chunks[a.chunk].is_last:
             grad_out = None  # out is the loss
             self.channel.flush()
         else:
-            grad_out = self._prefetched.pop((a.microbatch, a.chunk), None)
+            grad_out = self._prefetched.pop(a, None)
             if grad_out is None:
                 grad_out = self._recv_grad(a)
         with self.timer.span("B", a.microbatch, a.chunk):
             grad_in = self._input_grad(a, x, out, grad_out, anchors)
-        if vs > 0:
+        if not self.chunks[a.chunk].is_first:
             tag = message_tag(GRADIENT, a.microbatch, vs - 1, self.nvstages)
             self._post(grad_in, self._holder(vs - 1), tag)
 
@@ -136,23 +142,33 @@ class PipelineEngine:
         tag = message_tag(GRADIENT, a.microbatch, vs, self.nvstages)
         return self.channel.recv(self._holder(vs + 1), tag)
 
-    def _prefetch_grad(self, b: Action) -> None:
-        if self.vstages[b.chunk] < self.nvstages - 1:
-            self.timer.action = (b.microbatch, b.chunk)
-            self._prefetched[(b.microbatch, b.chunk)] = self._recv_grad(b)
+    def _prefetch(self, a: Action) -> None:
+        """Receive a later action's input now: a pair's B gradient, or the next F's input."""
+        chunk = self.chunks[a.chunk]
+        if a in self._prefetched or (chunk.is_last if a.kind == "B" else chunk.is_first):
+            return
+        self.timer.action = (a.microbatch, a.chunk)
+        receive = self._recv_grad if a.kind == "B" else self._recv_input
+        self._prefetched[a] = receive(a)
 
     def _post(self, tensor: torch.Tensor, dst: int, tag: int) -> None:
         if dst == self.channel.rank:  # a same-rank handoff is no message: it waits for nothing
             self.channel.send(tensor, dst, tag)
         else:
-            self._outbox.append((tensor, dst, tag, self.timer.action))
+            due = self.release[self.index]
+            self._outbox.append((due, tensor, dst, tag, self.timer.action))
 
-    def _release(self) -> None:
-        """The unit is over: hand its outputs to the channel, labelled with their actions."""
-        for tensor, dst, tag, label in self._outbox:
-            self.timer.action = label
-            self.channel.send(tensor, dst, tag)
-        self._outbox = []
+    def _release(self, done: int) -> None:
+        """Action ``done`` is over: hand the outputs due by now to the channel, labelled with
+        their actions (a pair's outputs wait for its last action)."""
+        keep = []
+        for due, tensor, dst, tag, label in self._outbox:
+            if due <= done:
+                self.timer.action = label
+                self.channel.send(tensor, dst, tag)
+            else:
+                keep.append((due, tensor, dst, tag, label))
+        self._outbox = keep
 
     def _input_grad(self, a: Action, x, out, grad_out, anchors) -> torch.Tensor | None:
         if not self.split:
@@ -174,12 +190,18 @@ class PipelineEngine:
 
     # -- helpers ---------------------------------------------------------------------------
     def _input(self, a: Action, vs: int) -> torch.Tensor:
-        if vs == 0:
+        if self.chunks[a.chunk].is_first:
             self.channel.flush()
             return self.batch.tokens[a.microbatch]
-        src = self._holder(vs - 1)
-        x = self.channel.recv(src, message_tag(ACTIVATION, a.microbatch, vs, self.nvstages))
+        x = self._prefetched.pop(a, None)
+        if x is None:
+            x = self._recv_input(a)
         return x if self.forward_only else x.requires_grad_()
+
+    def _recv_input(self, a: Action) -> torch.Tensor:
+        vs = self.vstages[a.chunk]
+        tag = message_tag(ACTIVATION, a.microbatch, vs, self.nvstages)
+        return self.channel.recv(self._holder(vs - 1), tag)
 
     def _holder(self, vstage: int) -> int:
         """Global rank that runs virtual stage ``vstage`` in this rank's (dp, tp) replica."""
@@ -195,8 +217,9 @@ class PipelineEngine:
         self._saved: dict[Key, tuple] = {}
         self._deferred: dict[Key, list] = {}
         self._losses: list[torch.Tensor] = []
-        self._outbox: list[tuple] = []  # (tensor, dst, tag, label) until the unit ends
-        self._prefetched: dict[Key, torch.Tensor] = {}  # a pair's backward input
+        self._outbox: list[tuple] = []  # (due, tensor, dst, tag, label) until action due ends
+        self._prefetched: dict[Action, torch.Tensor] = {}  # inputs received ahead of their action
+        self.index = 0
 
     def _hook_weight_owners(self) -> None:
         def hook(module, inputs, output):

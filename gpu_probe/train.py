@@ -18,9 +18,10 @@ import torch
 import torch.distributed as dist
 
 from app.core.protocol import MAX_EVENTS, HelloFrame, ProbeRecord, RunInfo
-from app.core.schedules import FORWARD_ONLY, virtual_stage
+from app.core.schedules import FORWARD_ONLY, TWO_COPIES, virtual_stage
 from gpu_probe.checkpoint import Checkpointer
 from gpu_probe.config import ProbeConfig
+from gpu_probe.copies import stage_of
 from gpu_probe.data import shard_batch
 from gpu_probe.engine import PipelineEngine
 from gpu_probe.errors import CommError, StepError
@@ -207,6 +208,8 @@ class Trainer:
         chunks = []
         for c in range(cfg.chunks):
             vs = virtual_stage(cfg.schedule, ctx.coord.pp, c, pp)
+            if cfg.schedule in TWO_COPIES:  # DualPipe: a stage of one of the two copies
+                vs, nvs = stage_of(ctx.coord.pp, c, pp)
             chunk = GPTChunk(cfg.model, vs, nvs, self.tp_comm)
             init_parameters(chunk, cfg.model, cfg.seed, ctx.size("tp"), ctx.coord.tp)
             chunks.append(chunk.to(ctx.device))

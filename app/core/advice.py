@@ -10,6 +10,20 @@ from dataclasses import dataclass
 TP_SHARE_LIMIT = 0.30
 BUBBLE_LIMIT = 0.20
 DP_SHARE_LIMIT = 0.30
+# Activations above half of the peak GPU's memory dominate it: recompute is the lever.
+ACT_SHARE_LIMIT = 0.50
+GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """The peak-memory GPU under another setting, from the same cost model."""
+
+    peak_bytes: float
+    activations_bytes: float
+    tp_bytes: float = 0.0  # TP bytes per step per rank
+    flops_ratio: float = 1.0  # hardware FLOPs per step over the current setting's
+    gemm_rate: float = 1.0  # tensor-core GEMM rate over the current setting's (TF32 -> bf16)
 
 
 @dataclass(frozen=True)
@@ -24,6 +38,15 @@ class Breakdown:
     tp: int
     schedule: str
     tp_crosses_node: bool = False
+    # The memory tips' inputs; their defaults (a measured run's) keep those tips silent.
+    dtype: str = "bf16"
+    recompute: str = "full"
+    peak_bytes: float = 0.0
+    activations_bytes: float = 0.0  # on the peak-memory GPU
+    capacity_bytes: float = 0.0
+    tp_bytes: float = 0.0
+    full_recompute: WhatIf | None = None
+    bf16: WhatIf | None = None
 
 
 @dataclass(frozen=True)
@@ -90,7 +113,71 @@ def _memory(b: Breakdown) -> Advice | None:
     )
 
 
-RULES = (_memory, _tp, _bubble, _dp)
+def _gib(n: float) -> str:
+    return f"{n / GIB:.1f} GiB"
+
+
+def _fits(b: Breakdown, w: WhatIf) -> tuple[str, str]:
+    """Said only when the what-if turns an out-of-memory scenario into one that fits."""
+    if b.memory_ratio > 1.0 and w.peak_bytes <= b.capacity_bytes:
+        return " That fits in HBM.", "这样就能放进显存。"
+    return "", ""
+
+
+def _recompute(b: Breakdown) -> Advice | None:
+    w = b.full_recompute
+    if w is None or b.recompute == "full" or b.peak_bytes <= 0:
+        return None
+    share = b.activations_bytes / b.peak_bytes
+    rescues = b.memory_ratio > 1.0 and w.peak_bytes <= b.capacity_bytes
+    if share <= ACT_SHARE_LIMIT and not rescues:
+        return None
+    # Korthikanti et al. 2022 §5 / Narayanan et al. 2021 eq. 3: full recompute runs each
+    # layer's forward again in the backward, 72 -> 96 units of work (~33% more FLOPs).
+    more = w.flops_ratio - 1.0
+    fit, fit_zh = _fits(b, w)
+    act, act_w, peak, peak_w = (_gib(x) for x in (b.activations_bytes, w.activations_bytes,
+                                                   b.peak_bytes, w.peak_bytes))  # fmt: skip
+    return Advice(
+        "recompute",
+        f"Activations are {share:.0%} of the peak GPU's {peak}: full activation recompute "
+        f"(checkpointing) keeps only each layer's input, {act} -> {act_w} (peak {peak} -> "
+        f"{peak_w}), for one more forward per micro-batch: {more:.0%} more compute "
+        f"(Korthikanti et al. 2022).{fit}",
+        f"激活占显存峰值 {peak} 的 {share:.0%}：开启完整激活重计算（检查点），每层只存输入，"
+        f"激活 {act} → {act_w}（峰值 {peak} → {peak_w}），代价是每个微批多做一次前向，"
+        f"计算量多 {more:.0%}（Korthikanti et al. 2022）。{fit_zh}",
+    )
+
+
+def _mixed_precision(b: Breakdown) -> Advice | None:
+    w = b.bf16
+    if w is None or b.dtype != "fp32":
+        return None
+    # Micikevicius et al. 2018 §3: 16-bit weights, activations and gradients with an fp32
+    # master copy; Adam's state stays 16 B/param (4+4+8 -> 2+2+12, Rajbhandari et al. 2020 §3).
+    fit, fit_zh = _fits(b, w)
+    act, act_w, peak, peak_w = (_gib(x) for x in (b.activations_bytes, w.activations_bytes,
+                                                   b.peak_bytes, w.peak_bytes))  # fmt: skip
+    tp, tp_w = _gib(b.tp_bytes), _gib(w.tp_bytes)
+    rate = w.gemm_rate > 1.0 + 1e-9
+    # The datasheets' dense TF32 vs 16-bit tensor-core figures (app/core/hardware.py).
+    speed = f" GEMMs run at the 16-bit tensor-core rate, {w.gemm_rate:.1f}x TF32's." if rate else ""
+    speed_zh = f"矩阵乘改用 16 位张量核心，速率是 TF32 的 {w.gemm_rate:.1f} 倍。" if rate else ""
+    return Advice(
+        "mixed_precision",
+        f"This step trains in fp32: bf16 mixed precision with fp32 master weights "
+        f"(Micikevicius et al. 2018) halves activations, {act} -> {act_w} (peak {peak} -> "
+        f"{peak_w}), and TP traffic, {tp} -> {tp_w} per step; weights, gradients and Adam "
+        f"stay 16 bytes per parameter (4+4+8 -> 2+2+12).{speed}{fit}",
+        f"当前以 FP32 训练：开启 BF16 混合精度（保留 FP32 主权重，Micikevicius et al. 2018），"
+        f"激活显存减半 {act} → {act_w}（峰值 {peak} → {peak_w}），TP 组内通信量每步 {tp} → "
+        f"{tp_w}，带宽要按半精度重新核对；权重+梯度+优化器仍是每参数 16 字节"
+        f"（4+4+8 → 2+2+12）。{speed_zh}{fit_zh}",
+    )
+
+
+RULES = (_memory, _recompute, _mixed_precision, _tp, _bubble, _dp)
 
 
 def advise(b: Breakdown) -> list[Advice]:

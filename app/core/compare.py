@@ -27,7 +27,7 @@ from app.core import compare_view
 from app.core.evaluate import Registry, evaluate
 from app.core.hardware import HARDWARE
 from app.core.scenario import Scenario, ScenarioError
-from app.core.schedules import ScheduleName
+from app.core.schedules import MULTI_CHUNK, ScheduleName
 
 PRESETS = ("factory", "schedules")
 MIN_SCENARIOS, MAX_SCENARIOS = 2, 4
@@ -124,10 +124,10 @@ def expand_factory(base: Scenario) -> tuple[Scenario, ...]:
 
 
 def expand_schedules(base: Scenario) -> tuple[Scenario, ...]:
-    """The base under each of the 7 schedules; interleaved keeps v >= 2 chunks per rank."""
+    """The base under each schedule; the interleaved ones (MULTI_CHUNK) keep v >= 2 chunks."""
     out = []
     for name in ScheduleName:
-        v = max(2, base.virtual_stages) if name == ScheduleName.interleaved else 1
+        v = max(2, base.virtual_stages) if name in MULTI_CHUNK else 1
         out.append(_with(base, schedule=name, virtual_stages=v))
     return tuple(out)
 

@@ -5,11 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.core import schedules, specs
+from app.core import formula_cards, schedules, specs
 from app.core.cost import view as cost_view
 from app.core.hardware import HARDWARE, HardwareSpec
-from app.core.scenario import MAX_SIMULATED_ACTIONS, MAX_WORLD, Scenario, ScenarioError
-from app.core.simulate import Durations, Timeline, simulate
+from app.core.scenario import (
+    MAX_SIMULATED_ACTIONS,
+    MAX_WORLD,
+    Scenario,
+    ScenarioError,
+    teaching_durations,
+    teaching_f,
+)
+from app.core.simulate import Timeline, simulate
+from app.core.simulate_units import pair_bounds
 from app.core.topology import AXES, Layout, parse_order
 
 # The hardware names a scenario may use: the built-in presets unless the server loaded profiles.
@@ -26,12 +34,25 @@ def check(s: Scenario) -> None:
         schedules.validate(s.schedule, s.pp, s.microbatches, s.virtual_stages)
     except schedules.ScheduleError as exc:
         raise ScenarioError(exc.field, exc.reason) from exc
-    given = s.layer_split
-    if given is not None and len(given) != s.pp * s.chunks:
+    given, copies = s.layer_split, s.schedule in schedules.TWO_COPIES
+    if given is not None and copies and len(given) != s.pp:
+        raise ScenarioError(
+            "stage_layers",
+            f"length vs pp: {len(given)} entries, but {s.schedule.value} splits each of its "
+            f"two copies of the model over pp = {s.pp} stages, one entry each",
+        )
+    if given is not None and not copies and len(given) != s.pp * s.chunks:
         raise ScenarioError(
             "stage_layers",
             f"length vs pp*chunks: {len(given)} entries, but pp*chunks = {s.pp}*{s.chunks} = "
             f"{s.pp * s.chunks} virtual stages need one each",
+        )
+    _check_fb_time(s)
+    if s.tp_comm_overlap and not s.sequence_parallel:
+        # Megatron-LM arguments.py: "Tensor parallel communication/GEMM overlap can happen
+        # only when sequence parallelism is enabled".
+        raise ScenarioError(
+            "tp_comm_overlap", "TP communication overlap needs sequence_parallel=true (Megatron)"
         )
     work = s.pp * s.microbatches * s.chunks * 3
     if work > MAX_SIMULATED_ACTIONS:
@@ -106,12 +127,19 @@ def timeline_json(t: Timeline, units: str, tail: list[dict[str, Any]]) -> dict[s
     }
 
 
-def teaching_durations(s: Scenario) -> Durations | None:
-    """The f_time/b_time/w_time/p2p_time overrides, in abstract units, or None."""
+def _check_fb_time(s: Scenario) -> None:
+    """fb_time, in teaching units, between the pair's longer part and its parts' sum."""
+    if s.fb_time is None:
+        return
     if s.f_time is None:
-        return None
-    b = s.f_time if s.b_time is None else s.b_time
-    return Durations(f=s.f_time, b=b, w=s.w_time or 0.0, p2p=s.p2p_time or 0.0)
+        raise ScenarioError("fb_time", "fb_time is in teaching units: give f_time (and b_time)")
+    lo, hi = pair_bounds(teaching_durations(s))
+    if not lo <= s.fb_time <= hi:
+        raise ScenarioError(
+            "fb_time",
+            f"out of range: an overlapped F&B pair lasts from max(F, B+W) = {lo:g} (overlap "
+            f"hides communication, not compute) to F+B+W = {hi:g} (no gain), got {s.fb_time:g}",
+        )
 
 
 def _tail(
@@ -156,7 +184,7 @@ def evaluate(s: Scenario, hardware: Registry = HARDWARE) -> dict[str, Any]:
     else:
         shown = simulate(s.schedule, actions, teaching, s.virtual_stages)
         # Tail and TP pulses drawn in teaching units, in proportion to the cost model's F.
-        scale = teaching.f / cost.teaching_ref_f
+        scale = teaching_f(teaching, s.pp, s.chunks) / cost.teaching_ref_f
     timeline = timeline_json(
         shown,
         "abstract" if teaching else "s",
@@ -176,4 +204,5 @@ def evaluate(s: Scenario, hardware: Registry = HARDWARE) -> dict[str, Any]:
         "schedule": schedule_json(s, actions),
         "timeline": timeline,
         **cost.sections,
+        "formulas": formula_cards.cards(s, cost, shown, actions, teaching),
     }

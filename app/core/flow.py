@@ -3,7 +3,10 @@
 The page draws; everything here is a rule about pipelines, so it lives in the core:
 
 * ``sends``: each pipeline hand-off. F at virtual stage v needs F at v-1 (activations go
-  downstream); B at v needs B at v+1 (gradients come back). W sends nothing.
+  downstream); B at v needs B at v+1 (gradients come back). W sends nothing. An output leaves
+  when its unit ends: the action itself, or DualPipeV's whole overlapped pair
+  (``schedules.release_units``, as the simulator's ``simulate_units``).
+* ``captions``: one sentence per frame, as clauses (``flow_captions``).
 * ``frames``: the animation's time steps, one per distinct event boundary, and the bubble
   so far at each: ``1 - busy(0..t) / (p * t)`` (Narayanan et al. 2021 §2.2.1, cut at t).
 * ``inflight``: per stage, the activations held as a step function. An F holds its
@@ -17,13 +20,39 @@ import heapq
 from operator import itemgetter
 from typing import Any
 
-from app.core.schedules import FORWARD_ONLY, ScheduleName, chunks_per_rank, virtual_stage
+from app.core import flow_captions
+from app.core.schedules import (
+    FORWARD_ONLY,
+    RELEASE_BY_UNIT,
+    V_SHAPED,
+    Action,
+    ScheduleName,
+    chunks_per_rank,
+    release_units,
+    virtual_stage,
+)
 
 COMPUTE = ("F", "B", "W")
 
 
 def _vstage(name: ScheduleName, e: dict[str, Any], pp: int) -> int:
     return virtual_stage(name, e["stage"], e["chunk"], pp)
+
+
+def release_times(name: ScheduleName, events: list[dict[str, Any]], pp: int) -> list[float]:
+    """Per event, when its output reaches other ranks: its unit's end (release_units), which is
+    its own end except in DualPipeV's overlapped F&B pairs (torch OVERLAP_F_B)."""
+    if name not in RELEASE_BY_UNIT:
+        return [e["end"] for e in events]
+    rows: list[list[int]] = [[] for _ in range(pp)]  # per rank, event indices in its order
+    for i, e in enumerate(events):
+        rows[e["stage"]].append(i)
+    out = [0.0] * len(events)
+    for rank, row in enumerate(rows):
+        acts = [Action(events[i]["kind"], events[i]["microbatch"], events[i]["chunk"]) for i in row]
+        for i, j in zip(row, release_units(name, acts, rank == pp - 1), strict=True):
+            out[i] = events[row[j]]["end"]
+    return out
 
 
 def sends(name: ScheduleName | str, events: list[dict[str, Any]], pp: int, v: int) -> list[dict]:
@@ -34,8 +63,9 @@ def sends(name: ScheduleName | str, events: list[dict[str, Any]], pp: int, v: in
     name = ScheduleName(name)
     nvs = pp * chunks_per_rank(name, v)
     by_key = {(e["kind"], e["microbatch"], _vstage(name, e, pp)): e for e in events}
+    released = release_times(name, events, pp)
     per_src: list[list[dict]] = [[] for _ in range(pp)]
-    for src in events:
+    for src, send_t in zip(events, released, strict=True):
         vs = _vstage(name, src, pp)
         if src["kind"] == "F" and vs + 1 < nvs:
             dst = by_key.get(("F", src["microbatch"], vs + 1))
@@ -53,7 +83,7 @@ def sends(name: ScheduleName | str, events: list[dict[str, Any]], pp: int, v: in
                 "src_chunk": src["chunk"],
                 "dst_stage": dst["stage"],
                 "dst_chunk": dst["chunk"],
-                "send": src["end"],
+                "send": send_t,
                 "recv": dst["start"],
             }
         )
@@ -129,8 +159,13 @@ def flow_view(view: dict[str, Any]) -> dict[str, Any]:
     """The flow page's extra data for one evaluated scenario (see ``evaluate``)."""
     s, tl = view["scenario"], view["timeline"]
     pp, events, tail = view["layout"]["sizes"]["pp"], tl["events"], tl.get("tail") or []
-    return {
+    name = ScheduleName(s["schedule"])
+    out = {
+        # What the legend explains: how many chunk shades, and whether they run in a V.
+        "chunks": {"per_rank": chunks_per_rank(name, s["virtual_stages"]), "v": name in V_SHAPED},
         "sends": sends(s["schedule"], events, pp, s["virtual_stages"]),
         "inflight": inflight_steps(s["schedule"], events, pp),
         "frames": frames(events, tail, pp),
     }
+    out["captions"] = flow_captions.captions(view, out["sends"], out["frames"]["times"])
+    return out

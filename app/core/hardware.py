@@ -44,10 +44,17 @@ class HardwareSpec:
     nvlink_domain: int = 0  # GPUs on one scale-up fabric; 0 = one node (GB200 NVL72: 72)
     source: str = ""  # the datasheet (and reference architecture) the figures come from
     efficiency: Efficiency = field(default_factory=Efficiency)
+    # fp32 GEMMs and attention: dense TF32 tensor-core peak (PyTorch with allow_tf32, as
+    # Megatron-LM sets it); 0 = peak_tflops (a calibrated profile measured in its own dtype).
+    fp32_tflops: float = 0.0
 
     @property
     def domain_size(self) -> int:
         return self.nvlink_domain or self.gpus_per_node
+
+    def matmul_tflops(self, element_bytes: int) -> float:
+        """The tensor-core peak GEMMs of this element size run at: 16-bit, or fp32 as TF32."""
+        return (self.fp32_tflops or self.peak_tflops) if element_bytes == 4 else self.peak_tflops
 
 
 # One set of constants per GPU generation. The GEMM ceilings are fitted by
@@ -71,6 +78,9 @@ HOPPER = Efficiency(
     inter_busbw_fraction=0.9,
 )
 
+# fp32_tflops is each datasheet's TF32 tensor-core figure without sparsity (half the quoted
+# sparse one): A100 156, H100/H800/H200 494.5, B200 1,125 (DGX: 18 PF sparse / 8 GPUs / 2),
+# GB200 1,250 (NVL72: 180 PF sparse / 72 / 2), MI300X 653.7, L40S 183.
 # Datasheet HBM capacities in GB are stacks of whole GiB (80 GB = 5 x 16 GiB), so they enter
 # hbm_gib unchanged. Link figures are per GPU and one direction: datasheets quote NVLink and
 # Infinity Fabric both ways, so they are halved. inter_gbps = nics_per_node x NIC GB/s /
@@ -82,14 +92,14 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         # 600 GB/s both ways. NICs, not on the datasheet: DGX A100 user guide, 8 single-port
         # ConnectX-6 200 Gb/s HDR InfiniBand for the cluster network = 25 GB/s per GPU.
         "a100-40g": HardwareSpec(
-            "a100-40g", 312.0, 40.0, 1.555, 300.0, 25.0, nics_per_node=8,
+            "a100-40g", 312.0, 40.0, 1.555, 300.0, 25.0, nics_per_node=8, fp32_tflops=156.0,
             efficiency=AMPERE,
             source="NVIDIA A100 Tensor Core GPU datasheet (40GB SXM); NICs: DGX A100 "
             "user guide (8x ConnectX-6 200 Gb/s HDR)",
         ),
         # NVIDIA A100 datasheet (80GB SXM): as 40GB, with 2,039 GB/s HBM2e; NICs as DGX A100.
         "a100-80g": HardwareSpec(
-            "a100-80g", 312.0, 80.0, 2.039, 300.0, 25.0, nics_per_node=8,
+            "a100-80g", 312.0, 80.0, 2.039, 300.0, 25.0, nics_per_node=8, fp32_tflops=156.0,
             efficiency=AMPERE,
             source="NVIDIA A100 Tensor Core GPU datasheet (80GB SXM); NICs: DGX A100 "
             "user guide (8x ConnectX-6 200 Gb/s HDR)",
@@ -97,7 +107,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         # NVIDIA H100 datasheet (SXM): 1,979 TFLOP/s bf16 with sparsity = 989 dense, 3.35 TB/s,
         # NVLink4 900 GB/s both ways. NICs: DGX H100 user guide, 8 ConnectX-7 400 Gb/s NDR.
         "h100-sxm": HardwareSpec(
-            "h100-sxm", 989.0, 80.0, 3.35, 450.0, 50.0, nics_per_node=8,
+            "h100-sxm", 989.0, 80.0, 3.35, 450.0, 50.0, nics_per_node=8, fp32_tflops=494.5,
             efficiency=HOPPER,
             source="NVIDIA H100 Tensor Core GPU datasheet (SXM); NICs: DGX H100 user guide "
             "(8x ConnectX-7 400 Gb/s NDR)",
@@ -106,7 +116,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         # ways. NICs: DeepSeek-V3 tech report (arXiv 2412.19437) §3.2.2, IB 50 GB/s per GPU,
         # i.e. one 400 Gb/s NIC each; the same section measures NVLink at 160 GB/s of 200.
         "h800": HardwareSpec(
-            "h800", 989.0, 80.0, 3.35, 200.0, 50.0, nics_per_node=8,
+            "h800", 989.0, 80.0, 3.35, 200.0, 50.0, nics_per_node=8, fp32_tflops=494.5,
             efficiency=HOPPER,
             source="NVIDIA H800 Tensor Core GPU datasheet (SXM5, NVLink 400 GB/s); NICs: "
             "DeepSeek-V3 tech report arXiv 2412.19437 §3.2.2 (IB 50 GB/s per GPU)",
@@ -114,7 +124,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         # NVIDIA H200 datasheet (SXM): H100's compute with 141 GB HBM3e at 4.8 TB/s. NICs: DGX
         # H200 user guide, the DGX H100 network (8 ConnectX-7 400 Gb/s).
         "h200": HardwareSpec(
-            "h200", 989.0, 141.0, 4.8, 450.0, 50.0, nics_per_node=8,
+            "h200", 989.0, 141.0, 4.8, 450.0, 50.0, nics_per_node=8, fp32_tflops=494.5,
             efficiency=HOPPER,
             source="NVIDIA H200 Tensor Core GPU datasheet (SXM); NICs: DGX H200 user guide "
             "(8x ConnectX-7 400 Gb/s NDR)",
@@ -124,7 +134,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         # = 1.8 TB/s per GPU both ways, 8 single-port ConnectX-7 400 Gb/s. (HGX B200 lists
         # 7.7 TB/s per GPU; the DGX figure is kept.)
         "b200": HardwareSpec(
-            "b200", 2250.0, 180.0, 8.0, 900.0, 50.0, nics_per_node=8,
+            "b200", 2250.0, 180.0, 8.0, 900.0, 50.0, nics_per_node=8, fp32_tflops=1125.0,
             source="NVIDIA DGX B200 datasheet (8x B200, 1,440 GB, 64 TB/s, NVLink 14.4 TB/s); "
             "NICs: the same datasheet (8x ConnectX-7 400 Gb/s)",
         ),
@@ -134,7 +144,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         # the datasheet: DGX GB200 user guide, 4 single-port ConnectX-7 400G OSFP per tray.
         "gb200-nvl72": HardwareSpec(
             "gb200-nvl72", 2500.0, 186.0, 8.0, 900.0, 50.0,
-            gpus_per_node=4, nics_per_node=4, nvlink_domain=72,
+            gpus_per_node=4, nics_per_node=4, nvlink_domain=72, fp32_tflops=1250.0,
             source="NVIDIA GB200 NVL72 datasheet (72 GPUs, 360 PFLOP/s sparse BF16, 13.4 TB, "
             "576 TB/s); NICs: DGX GB200 user guide (4x ConnectX-7 400 Gb/s per compute tray)",
         ),
@@ -143,7 +153,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         # per GPU = 7 x 64 = 448 GB/s one way (a single ring uses 2 of them). NICs, not on the
         # datasheet: ROCm MI300X multi-node guides, 8 ConnectX-7 400 Gb/s per node, 1:1.
         "mi300x": HardwareSpec(
-            "mi300x", 1307.4, 192.0, 5.3, 448.0, 50.0, nics_per_node=8,
+            "mi300x", 1307.4, 192.0, 5.3, 448.0, 50.0, nics_per_node=8, fp32_tflops=653.7,
             source="AMD Instinct MI300X datasheet and MI300X platform (8 GPUs, Infinity Fabric "
             "full mesh); NICs: ROCm multi-node docs (8x ConnectX-7 400 Gb/s per node)",
         ),
@@ -152,7 +162,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         # datasheet: NVIDIA Enterprise RA "PCIe Optimized 2-8-5", 4 east-west NICs with 8 x
         # 200 Gb/s ports for 8 GPUs = 25 GB/s per GPU (the fifth NIC is north-south).
         "l40s": HardwareSpec(
-            "l40s", 362.05, 48.0, 0.864, 32.0, 25.0, nics_per_node=4,
+            "l40s", 362.05, 48.0, 0.864, 32.0, 25.0, nics_per_node=4, fp32_tflops=183.0,
             source="NVIDIA L40S datasheet (PCIe Gen4 x16, no NVLink); NICs: NVIDIA Enterprise "
             "Reference Architecture PCIe Optimized 2-8-5 (8x 200 Gb/s east-west ports)",
         ),

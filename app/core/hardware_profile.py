@@ -74,6 +74,9 @@ class HardwareProfile(BaseModel):
         0, ge=0, le=MAX_WORLD, description="GPUs on one scale-up fabric; 0 = one node"
     )
     source: str = Field(min_length=1, max_length=500, description="where the figures come from")
+    fp32_tflops: float = Field(
+        0.0, ge=0, le=1e5, description="fp32 (TF32) GEMM peak per GPU; 0 = peak_tflops"
+    )
     efficiency: EfficiencyProfile = Field(default_factory=EfficiencyProfile)
 
     @field_validator("nvlink_domain")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
-from app.core.cost import durations, memory, step
+from app.core.cost import durations, memory, shapes, step
 from app.core.cost.training import Training
 from app.core.evaluate import Registry, prepare
 from app.core.presets import HARDWARE, MODELS, HardwareSpec, ModelSpec
@@ -20,7 +20,14 @@ from app.core.scenario import Scenario
 from app.core.simulate import Durations
 from app.core.topology import Layout
 
-SCHEDULES = (("1f1b", 1), ("zb-h1", 1), ("interleaved", 2), ("interleaved", 4), ("gpipe", 1))
+# interleaved-zb and looped-bfs are left out: no closed form of their makespan to rank by.
+SCHEDULES = (
+    ("1f1b", 1), ("zb-h1", 1), ("zb-h2", 1), ("interleaved", 2), ("interleaved", 4),
+    ("gpipe", 1),
+)  # fmt: skip
+# Split-backward schedules as 1F1B plus more warm-up and W lag (schedules_zb.deferred_w):
+# rank i's (warm-up, lag) = k * (p-1-i, i). Qi et al. 2024 §3.1: ZB-H1 k = 1, ZB-H2 k = 2.
+DEFERRED_W = {"zb-h1": 1, "zb-h2": 2}
 MICRO_BATCH_SIZES = (1, 2, 4, 8)
 RECOMPUTE = ("selective", "full")
 GIB = 1 << 30
@@ -76,6 +83,8 @@ def _runnable(c: Candidate, m: ModelSpec, batch: int) -> bool:
     if c.schedule == "interleaved":
         # Any layer count splits (shapes.default_split) while each virtual stage gets one.
         return c.pp > 1 and micro % c.pp == 0 and m.layers >= c.pp * c.v
+    if c.schedule == "zb-h2":  # fewer micro-batches cannot fill its warm-up: no closed form
+        return c.pp > 1 and micro >= 2 * c.pp - 1
     return not (c.pp == 1 and c.schedule != "1f1b")  # one stage: every schedule is the same
 
 
@@ -87,7 +96,38 @@ def _peak_inflight(c: Candidate, micro: int) -> list[int]:
         return [micro] * p
     if c.schedule == "interleaved":
         return [min((c.v - 1) * p + 2 * (p - 1 - i) + 1, micro * c.v) for i in range(p)]
+    if c.schedule == "zb-h2":  # Qi et al. 2024 §3.1: 2p-1 on stage 0, two fewer per stage
+        return [min(2 * (p - 1 - i) + 1, micro) for i in range(p)]
     return [min(p - i, micro) for i in range(p)]
+
+
+def _frontier(
+    c: Candidate, micro: int, layers: list[list[int]]
+) -> list[list[tuple[int, int]]] | None:
+    """memory.held_frontier's (F-to-B, B-to-W) peaks of a split-backward schedule, in closed
+    form (tests/core/test_schedules_zb.py checks it against the simulated orders)."""
+    if c.schedule not in DEFERRED_W:
+        return None
+    k = DEFERRED_W[c.schedule]
+    return [
+        [(f * n, w * n) for f, w in _held_points(k * (c.pp - 1 - i), k * i, micro)]
+        for i, (n,) in enumerate(layers)
+    ]
+
+
+def _held_points(warmup: int, lag: int, m: int) -> list[tuple[int, int]]:
+    """Where deferred_w(warmup, lag) can peak: after the warm-up, the last steady F and its B
+    (at most ``lag`` W's waiting), and in the drain the first B, the B that reaches lag + 1
+    waiting W's, and the last B."""
+    w = min(warmup, m)
+    points = [(w, 0)]
+    if m > w:
+        j = min(m - w - 1, lag)
+        points += [(w + 1, j), (w, j + 1)]
+    for k in {1, min(max(1, lag + 1 - (m - w)), w), w}:
+        if 1 <= k <= w:
+            points.append((w - k, min(m - w + k, lag + 1)))
+    return points
 
 
 def _makespan(c: Candidate, micro: int, d: Durations) -> float:
@@ -95,6 +135,11 @@ def _makespan(c: Candidate, micro: int, d: Durations) -> float:
     hops = 2 * (p - 1) * d.p2p
     if c.schedule == "zb-h1":  # Qi et al. 2024 §3.1: m(F+B+W) + (p-1)(F+B-W)
         return micro * (f + b + w) + (p - 1) * (f + b - w) + hops
+    if c.schedule == "zb-h2":
+        # Qi et al. 2024 §3.1: stage 0 idles (p-1)(F+B-2W) once running, or (p-1)(B-F) for
+        # its first B when B > F; the last stage starts (p-1)F late. The largest of the
+        # three, exact at m >= 2p-1 (tests/core/test_schedules_zb.py).
+        return micro * (f + b + w) + (p - 1) * max(f, f + b - 2 * w, b - f) + hops
     # Narayanan et al. 2021 §2.2: (m*v + p - 1) chunk slots of F + B (B including W).
     return (micro * c.v + p - 1) * (f + b + w) + hops
 
@@ -105,7 +150,9 @@ def estimate(c: Candidate, m: ModelSpec, hw: HardwareSpec, batch: int) -> dict[s
     micro, head = t.microbatches, c.pp - 1
     stage_d, _ = durations.stage_durations(m, hw, t, layout, c.v, head)  # mean chunk per rank
     slowest = max(stage_d, key=lambda d: d.f + d.b + d.w)
-    stages = memory.stage_memory(m, t, (c.dp, c.tp, c.pp), c.v, head, _peak_inflight(c, micro))
+    frontier = _frontier(c, micro, shapes.even_chunk_layers(m, c.pp, c.v))
+    par, inflight = (c.dp, c.tp, c.pp), _peak_inflight(c, micro)
+    stages = memory.stage_memory(m, t, par, c.v, head, inflight, frontier=frontier)
     rank_params = max(s.params for s in stages)
     end = step.tail(rank_params, t, layout, hw, stage_d, c.v)
     step_s = _makespan(c, micro, slowest) + end.dp_s + end.optim_s

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import NamedTuple
 
-from app.core import schedules_v
+from app.core import schedules_dualpipe, schedules_torch, schedules_v, schedules_zb
 from app.core.gc_pause import gc_paused
 
 
@@ -20,16 +20,37 @@ class ScheduleName(str, Enum):
     gpipe = "gpipe"
     one_f_one_b = "1f1b"
     interleaved = "interleaved"
+    looped_bfs = "looped-bfs"
     zb_h1 = "zb-h1"
+    zb_h2 = "zb-h2"
+    interleaved_zb = "interleaved-zb"
     zbv = "zbv"
     dualpipev = "dualpipev"
+    dualpipe = "dualpipe"
 
 
 # Schedules whose backward is split into B (input grad) and W (weight grad).
-SPLIT_BACKWARD = frozenset({ScheduleName.zb_h1, ScheduleName.zbv, ScheduleName.dualpipev})
+SPLIT_BACKWARD = frozenset(
+    {
+        ScheduleName.zb_h1,
+        ScheduleName.zb_h2,
+        ScheduleName.interleaved_zb,
+        ScheduleName.zbv,
+        ScheduleName.dualpipev,
+        ScheduleName.dualpipe,
+    }
+)
 # Schedules that place two chunks per rank in a V: chunk 0 goes down, chunk 1 comes back.
-V_SHAPED = frozenset({ScheduleName.zbv, ScheduleName.dualpipev})
+V_SHAPED = frozenset({ScheduleName.zbv, ScheduleName.dualpipev, ScheduleName.dualpipe})
+# Schedules that hold two copies of the parameters (DualPipe): read as one chain of 2p
+# stages, down copy then up copy, they sit as a V, cut between p-1 and p
+# (app/core/schedules_dualpipe.py). Each micro-batch runs one copy, whole.
+TWO_COPIES = frozenset({ScheduleName.dualpipe})
 FORWARD_ONLY = frozenset({ScheduleName.naive})
+# Schedules that place v >= 2 chunks per rank interleaved: chunk c of rank r is stage c*p + r.
+MULTI_CHUNK = frozenset(
+    {ScheduleName.interleaved, ScheduleName.looped_bfs, ScheduleName.interleaved_zb}
+)
 
 
 class Action(NamedTuple):
@@ -54,7 +75,7 @@ class ScheduleError(ValueError):
 
 # Schedules whose runtime sends an overlapped F&B pair's, or a whole backward's, outputs only
 # when the pair or the whole backward ends (app/core/simulate.py).
-RELEASE_BY_UNIT = frozenset({ScheduleName.dualpipev})
+RELEASE_BY_UNIT = frozenset({ScheduleName.dualpipev, ScheduleName.dualpipe})
 
 
 def release_units(name: ScheduleName, row: list[Action], last_rank: bool) -> list[int]:
@@ -84,7 +105,7 @@ def release_units(name: ScheduleName, row: list[Action], last_rank: bool) -> lis
 def chunks_per_rank(name: ScheduleName, virtual_stages: int) -> int:
     if name in V_SHAPED:
         return 2
-    return virtual_stages if name == ScheduleName.interleaved else 1
+    return virtual_stages if name in MULTI_CHUNK else 1
 
 
 def virtual_stage(name: ScheduleName, rank: int, chunk: int, pp: int) -> int:
@@ -92,6 +113,11 @@ def virtual_stage(name: ScheduleName, rank: int, chunk: int, pp: int) -> int:
     if name in V_SHAPED:
         return rank if chunk == 0 else 2 * pp - 1 - rank
     return chunk * pp + rank
+
+
+def stages_per_copy(name: ScheduleName, pp: int, chunks: int) -> int:
+    """Virtual stages one micro-batch runs through: all of them, or one copy's p (DualPipe)."""
+    return pp if name in TWO_COPIES else pp * chunks
 
 
 def stage_location(name: ScheduleName, vstage: int, pp: int) -> tuple[int, int]:
@@ -104,31 +130,39 @@ def stage_location(name: ScheduleName, vstage: int, pp: int) -> tuple[int, int]:
 def validate(name: ScheduleName, pp: int, microbatches: int, virtual_stages: int) -> None:
     if pp < 1 or microbatches < 1:
         raise ScheduleError("microbatches", "pp and microbatches must be >= 1")
-    if name == ScheduleName.interleaved:
-        if virtual_stages < 2:
-            raise ScheduleError(
-                "virtual_stages", "interleaved needs virtual_stages >= 2 chunks per rank"
-            )
-        rounds = interleaved_rounds(pp, microbatches)
-        if microbatches % rounds != 0:
-            # torch ScheduleInterleaved1F1B (torch/distributed/pipelining/schedules.py) runs
-            # max(1, m // p) rounds of equal size and refuses an m they do not divide.
-            raise ScheduleError(
-                "microbatches",
-                f"interleaved (torch's rule) needs microbatches divisible by its "
-                f"max(1, microbatches // pp) = {rounds} rounds: {microbatches} % {rounds} != 0",
-            )
+    if name in MULTI_CHUNK:
+        _check_multi_chunk(name, pp, microbatches, virtual_stages)
     elif name not in V_SHAPED and virtual_stages != 1:
         raise ScheduleError(
             "virtual_stages", f"{name.value} runs one chunk per rank: virtual_stages must be 1"
         )
     if name in V_SHAPED and virtual_stages not in (1, 2):
         raise ScheduleError("virtual_stages", f"{name.value} always places 2 chunks per rank (a V)")
+    refused = schedules_dualpipe.rule(pp, microbatches) if name == ScheduleName.dualpipe else None
+    if refused:
+        raise ScheduleError(*refused)
     if name == ScheduleName.dualpipev and microbatches < 2 * pp:
         # torch's ScheduleDualPipeV needs at least one micro-batch per virtual stage.
         raise ScheduleError(
             "microbatches",
             f"dualpipev needs microbatches >= 2*pp (one per virtual stage), got {microbatches}",
+        )
+
+
+def _check_multi_chunk(name: ScheduleName, pp: int, microbatches: int, v: int) -> None:
+    if v < 2:
+        raise ScheduleError(
+            "virtual_stages", f"{name.value} needs virtual_stages >= 2 chunks per rank"
+        )
+    rounds = interleaved_rounds(pp, microbatches)
+    if name != ScheduleName.looped_bfs and microbatches % rounds != 0:
+        # torch ScheduleInterleaved1F1B and ScheduleInterleavedZeroBubble
+        # (torch/distributed/pipelining/schedules.py) run max(1, m // p) rounds of equal
+        # size and refuse an m they do not divide.
+        raise ScheduleError(
+            "microbatches",
+            f"{name.value} (torch's rule) needs microbatches divisible by its "
+            f"max(1, microbatches // pp) = {rounds} rounds: {microbatches} % {rounds} != 0",
         )
 
 
@@ -139,6 +173,9 @@ def build(
     """Per-rank ordered actions. Raises ScheduleError for sizes the schedule cannot run."""
     name = ScheduleName(name)
     validate(name, pp, microbatches, virtual_stages)
+    if name == ScheduleName.interleaved:  # the ranks share one set of steps
+        steps = _interleaved_steps(pp, microbatches, virtual_stages)
+        return [_interleaved(r, pp, microbatches, virtual_stages, steps) for r in range(pp)]
     builder = _BUILDERS[name]
     return [builder(rank, pp, microbatches, virtual_stages) for rank in range(pp)]
 
@@ -183,35 +220,44 @@ def interleaved_rounds(pp: int, m: int) -> int:
     return max(1, m // pp)
 
 
-def _interleaved(rank: int, pp: int, m: int, v: int) -> list[Action]:
+def _interleaved(rank: int, pp: int, m: int, v: int, steps: _Steps | None = None) -> list[Action]:
     # Narayanan et al. 2021 §2.2.2 in torch ScheduleInterleaved1F1B's flexible form
     # (torch/distributed/pipelining/schedules.py, _get_warmup_ops and _get_1f1b_rank_ops):
     # each chunk runs rounds of m // rounds micro-batches, the earlier micro-batch first;
     # warm-up (v-1)*round + 2*(p-1-rank). With m % p == 0 a round is p, the paper's order.
-    per_round = m // interleaved_rounds(pp, m)
+    forwards, backwards = steps or _interleaved_steps(pp, m, v)
     total = m * v
-    warmup = min((v - 1) * per_round + 2 * (pp - 1 - rank), total)
-    nxt_f, nxt_b = [0] * v, [0] * v
+    warmup = min((v - 1) * (m // interleaved_rounds(pp, m)) + 2 * (pp - 1 - rank), total)
+    steady = [forwards[0]] * (2 * (total - warmup))
+    steady[0::2], steady[1::2] = forwards[warmup:], backwards[: total - warmup]
+    return [*forwards[:warmup], *steady, *backwards[total - warmup :]]
 
-    def forward(step: int) -> Action:
-        chunk = (step // per_round) % v
-        nxt_f[chunk] += 1
-        return Action("F", nxt_f[chunk] - 1, chunk)
 
-    def backward(step: int) -> Action:
-        chunk = v - 1 - ((step - warmup) // per_round) % v
-        nxt_b[chunk] += 1
-        return Action("B", nxt_b[chunk] - 1, chunk)
+# Every rank's forwards and backwards in step order: only the warm-up differs by rank.
+_Steps = tuple[tuple[Action, ...], tuple[Action, ...]]
 
-    ops = [forward(op) for op in range(warmup)]
-    for op in range(warmup, total):
-        ops += [forward(op), backward(op)]
-    return ops + [backward(op) for op in range(total, total + warmup)]
+
+def _interleaved_steps(pp: int, m: int, v: int) -> _Steps:
+    """Step k is in round r = k // round, of chunk r % v (backwards: v-1 - r % v); that
+    chunk's micro-batches so far are (r // v) full rounds plus k % round."""
+    per_round = m // interleaved_rounds(pp, m)
+    steps = [((k // per_round) % v, (k // per_round // v) * per_round + k % per_round)
+             for k in range(m * v)]  # fmt: skip
+    make = tuple.__new__  # skips NamedTuple's Python-level __new__
+    return (
+        tuple(make(Action, ("F", mb, chunk)) for chunk, mb in steps),
+        tuple(make(Action, ("B", mb, v - 1 - chunk)) for chunk, mb in steps),
+    )
 
 
 def _v_builder(order: Callable[[int, int, int], list[schedules_v.Op]]) -> Callable:
     # schedules_v gives plain (kind, microbatch, chunk) tuples, so it does not import Action.
     return lambda rank, pp, m, v: [Action._make(op) for op in order(rank, pp, m)]
+
+
+def _chunked(order: Callable[[int, int, int, int], list[schedules_torch.Op]]) -> Callable:
+    # As _v_builder, for the builders that take the chunks per rank too.
+    return lambda rank, pp, m, v: [Action._make(op) for op in order(rank, pp, m, v)]
 
 
 _BUILDERS = {
@@ -220,8 +266,12 @@ _BUILDERS = {
     ScheduleName.one_f_one_b: _one_f_one_b,
     ScheduleName.interleaved: _interleaved,
     ScheduleName.zb_h1: _zb_h1,
+    ScheduleName.looped_bfs: _chunked(schedules_torch.looped_bfs),
+    ScheduleName.zb_h2: _v_builder(schedules_zb.zb_h2),
+    ScheduleName.interleaved_zb: _chunked(schedules_torch.interleaved_zb),
     ScheduleName.zbv: _v_builder(schedules_v.zbv),
     ScheduleName.dualpipev: _v_builder(schedules_v.dualpipev),
+    ScheduleName.dualpipe: _v_builder(schedules_dualpipe.dualpipe),
 }
 
 

@@ -18,8 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import reduce
+from itertools import chain, repeat
+from operator import add, itemgetter, sub
 from typing import NamedTuple, TypeAlias
 
+from app.core.deadlock import DeadlockError as DeadlockError  # re-exported: callers catch it
+from app.core.deadlock import check_simulated, dry_run
 from app.core.gc_pause import gc_paused
 from app.core.schedules import (
     FORWARD_ONLY,
@@ -28,6 +33,7 @@ from app.core.schedules import (
     ScheduleName,
     chunks_per_rank,
     stage_location,
+    stages_per_copy,
     virtual_stage,
 )
 from app.core.simulate_units import run_units, with_release
@@ -41,6 +47,8 @@ class Durations:
     b: float = 1.0
     w: float = 0.0
     p2p: float = 0.0
+    # One overlapped F&B pair whose forward is this chunk's (DualPipe(V)); None: F + B + W.
+    fb: float | None = None
 
     def of(self, kind: str, split: bool) -> float:
         if kind == "F":
@@ -92,57 +100,55 @@ class Timeline:
     busy: list[float] = field(default_factory=list)
 
 
-class DeadlockError(ValueError):
-    """The schedule cannot complete; the message names the actions that never became ready."""
-
-
-# A compiled action is a plain tuple (key, dep1, hop1, dep2, hop2, duration): dep = -1 when
-# absent; hop = the p2p time added when the dependency was produced on another rank. Schedules
-# that release by unit (RELEASE_BY_UNIT) add ``release``, the keys whose outputs this action's
-# end hands to other ranks, and write a dep produced on the action's own rank as -2 - key (it
-# is done already: the order puts it earlier, and it needs no release).
+# A compiled action (schedules released by unit) is a tuple (key, dep1, hop1, dep2, hop2,
+# duration, release): dep -1 when absent, -2 - key when produced on its own rank (done
+# already: the order puts it earlier); hop = p2p time when produced elsewhere; release = the
+# keys whose outputs its end sends. key = kind_base + mb * nvs + virtual stage.
 _Op = tuple[int, int, float, int, float, float]
+# One rank's template of each (kind, chunk): (key, dep1, hop1, dep2, hop2, duration, own1,
+# own2) less the micro-batch's mb * nvs; dep None when absent; own: produced on this rank.
+_Tmpl = tuple[int, int | None, float, int | None, float, float, bool, bool]
 
 
-def _dep(key: int, producer_rank: int, rank: int, units: bool) -> int:
-    return -2 - key if units and producer_rank == rank else key
+def _templates(name, rank, ds, split, m, nvs) -> dict[str, list[_Tmpl]]:
+    """Per kind, per chunk of one rank: what each of its actions waits for and lasts."""
+    pp = nvs // len(ds)
+    home = [stage_location(name, vs, pp)[0] for vs in range(nvs)]  # rank of each stage
+    run = stages_per_copy(name, pp, len(ds))  # a micro-batch's stages (DualPipe: one copy)
+    b_base, w_base = m * nvs, 2 * m * nvs  # F's base is 0
+    out: dict[str, list[_Tmpl]] = {"F": [], "B": [], "W": []}
+    for c, d in enumerate(ds):
+        vs = virtual_stage(name, rank, c, pp)
+        up = vs - 1 if vs % run else None
+        down = vs + 1 if (vs + 1) % run else None
+        # The hop into a chunk: p2p when its producer is elsewhere.
+        up_hop = d.p2p if vs > 0 and home[vs - 1] != rank else 0.0
+        down_hop = d.p2p if vs + 1 < nvs and home[vs + 1] != rank else 0.0
+        f_own = up is not None and home[up] == rank
+        b_own = down is not None and home[down] == rank
+        out["F"].append((vs, up, up_hop, None, 0.0, d.of("F", split), f_own, False))
+        out["B"].append((b_base + vs, vs, 0.0, None if down is None else b_base + down,
+                         down_hop, d.of("B", split), True, b_own))  # fmt: skip
+        out["W"].append((w_base + vs, b_base + vs, 0.0, None, 0.0, d.of("W", split), True, False))
+    return out
 
 
 def _compile(name, actions, chunk_d, m, nvs) -> list[list[_Op]]:
-    """Actions -> integer keys and static dependencies (who produced a dep never changes)."""
+    """Actions -> integer keys and static dependencies (who produced a dep never changes),
+    for the schedules released by unit (simulate_units.run_units)."""
     pp = len(actions)
     split = any(a.kind == "W" for rank in actions for a in rank)
-    units = name in RELEASE_BY_UNIT
-    home = [stage_location(name, vs, pp)[0] for vs in range(nvs)]  # rank of each stage
-    f_base, b_base, w_base = 0, m * nvs, 2 * m * nvs  # key = kind_base + mb * nvs + vs
     out = []
     for rank, row in enumerate(actions):
-        ds = chunk_d[rank]
-        # Per chunk: F, B, W seconds and the hop into it (p2p when the producer is elsewhere).
-        f_s, b_s, w_s = ([d.of(k, split) for d in ds] for k in "FBW")
-        vs_of = [virtual_stage(name, rank, c, pp) for c in range(nvs // pp)]
-        up_hop = [
-            ds[c].p2p if vs > 0 and home[vs - 1] != rank else 0.0 for c, vs in enumerate(vs_of)
-        ]
-        down_hop = [
-            ds[c].p2p if vs + 1 < nvs and home[vs + 1] != rank else 0.0
-            for c, vs in enumerate(vs_of)
-        ]
+        tmpl = _templates(name, rank, chunk_d[rank], split, m, nvs)
         ops = []
         for kind, mb, chunk in row:
-            vs = vs_of[chunk]
-            at = mb * nvs + vs
-            if kind == "F":
-                dep1 = _dep(at - 1, home[vs - 1], rank, units) if vs > 0 else -1
-                ops.append((f_base + at, dep1, up_hop[chunk], -1, 0.0, f_s[chunk]))
-            elif kind == "B":
-                dep2 = _dep(b_base + at + 1, home[vs + 1], rank, units) if vs + 1 < nvs else -1
-                own_f = _dep(f_base + at, rank, rank, units)
-                ops.append((b_base + at, own_f, 0.0, dep2, down_hop[chunk], b_s[chunk]))
-            else:
-                own_b = _dep(b_base + at, rank, rank, units)
-                ops.append((w_base + at, own_b, 0.0, -1, 0.0, w_s[chunk]))
-        out.append(with_release(name, row, ops, rank == pp - 1) if units else ops)
+            ko, d1, h1, d2, h2, dur, own1, own2 = tmpl[kind][chunk]
+            at = mb * nvs
+            dep1 = -1 if d1 is None else -2 - (at + d1) if own1 else at + d1
+            dep2 = -1 if d2 is None else -2 - (at + d2) if own2 else at + d2
+            ops.append((at + ko, dep1, h1, dep2, h2, dur))
+        out.append(with_release(name, row, ops, rank, pp, chunk_d[rank]))
     return out
 
 
@@ -156,70 +162,93 @@ def simulate(
     """Simulate; ``durations``: one Durations, one per pipeline rank, or one per rank and
     chunk (see ``per_chunk``)."""
     name = ScheduleName(name)
-    pp = len(actions)
-    chunks = chunks_per_rank(name, virtual_stages)
-    m = 1 + max((a.microbatch for row in actions for a in row), default=0)
-    nvs = pp * chunks
-    ops = _compile(name, actions, per_chunk(durations, pp, chunks), m, nvs)
-    run = run_units if name in RELEASE_BY_UNIT else _run
-    start, end, pos = run(ops, 3 * m * nvs)
-    _raise_if_stuck(actions, pos)
-    make = tuple.__new__  # skips NamedTuple's Python-level __new__: 2x faster at 10^5 events
-    events = [
-        make(Event, (rank, kind, mb, chunk, start[op[0]], end[op[0]]))
-        for rank, row in enumerate(actions)
-        for (kind, mb, chunk), op in zip(row, ops[rank], strict=True)
-    ]
-    return _summarise(name, events, pp)
+    pp, chunks = len(actions), chunks_per_rank(name, virtual_stages)
+    m, nvs = 1 + max(map(itemgetter(1), chain.from_iterable(actions)), default=0), pp * chunks
+    chunk_d = per_chunk(durations, pp, chunks)
+    try:
+        if name in RELEASE_BY_UNIT:
+            ops = _compile(name, actions, chunk_d, m, nvs)
+            start, end, pos = run_units(ops, 3 * m * nvs)
+            rows, busy = _by_rank(ops, actions, start, end), None
+        else:
+            ops, (rows, busy, end, pos) = None, _run(name, actions, chunk_d, m, nvs)
+    except (IndexError, KeyError):  # a chunk the rank lacks, an unknown kind: the dry run says
+        dry_run(name, actions, virtual_stages)
+        raise
+    check_simulated(name, actions, virtual_stages, pos, end, ops)
+    return _summarise(name, *_summary(rows, busy))
 
 
-def _run(ops: list[list[_Op]], n_keys: int) -> tuple[list[float], list[float], list[int]]:
-    """Earliest start of every action given per-rank order: one pass with a wait list."""
-    start, end = [0.0] * n_keys, [-1.0] * n_keys
-    pos, free = [0] * len(ops), [0.0] * len(ops)
+def _by_rank(ops: list[list[tuple]], actions, start, end) -> list[list[Event]]:
+    """Each rank's events in its order, from times by key."""
+    make, out = tuple.__new__, []
+    for rank, (row, compiled) in enumerate(zip(actions, ops, strict=True)):
+        keys = list(map(itemgetter(0), compiled))
+        # (rank,) + (kind, mb, chunk) + (start, end), made an Event without NamedTuple's __new__
+        times = zip(map(start.__getitem__, keys), map(end.__getitem__, keys), strict=True)
+        out.append(list(map(make, repeat(Event), map(add, map(add, repeat((rank,)), row), times))))
+    return out
+
+
+def _summary(rows: list[list[Event]], busy=None) -> tuple[list[Event], list[float], float]:
+    """All events grouped by rank, each rank's busy time (summed left to right, event by
+    event, unless the run did) and the makespan."""
+    if busy is None:
+        ends, starts = itemgetter(5), itemgetter(4)
+        busy = [reduce(add, map(sub, map(ends, row), map(starts, row)), 0.0) for row in rows]
+    makespan = max((row[-1].end for row in rows if row), default=0.0)  # ends never decrease
+    return list(chain.from_iterable(rows)), busy, makespan
+
+
+def _run(name, actions, chunk_d, m, nvs) -> tuple[list[list[Event]], list[float], list, list]:
+    """Earliest start of every action given per-rank order: one pass with a wait list, each
+    action's key and inputs read from its rank's templates. Returns each rank's events and
+    busy time, the end of every key (-1: never ran) and how far each rank got."""
+    split = any(a.kind == "W" for rank in actions for a in rank)
+    tmpls = [_templates(name, r, chunk_d[r], split, m, nvs) for r in range(len(actions))]
+    end = [-1.0] * (3 * m * nvs)
+    rows: list[list] = [[None] * len(row) for row in actions]
+    pos, free, busy = [0] * len(actions), [0.0] * len(actions), [0.0] * len(actions)
     waiting: dict[int, list[int]] = {}
-    ready = list(range(len(ops)))
+    ready = list(range(len(actions)))
+    make = tuple.__new__  # an Event without NamedTuple's Python-level __new__
     while ready:
         rank = ready.pop()
-        row, i, t = ops[rank], pos[rank], free[rank]
-        while i < len(row):
-            key, d1, h1, d2, h2, duration = row[i]
-            s = t
-            if d1 >= 0:
-                if end[d1] < 0:
-                    waiting.setdefault(d1, []).append(rank)
+        row, tmpl, events = actions[rank], tmpls[rank], rows[rank]
+        t, i, work = free[rank], pos[rank], busy[rank]
+        for i in range(i, len(row)):  # noqa: B020 (resumes where the rank stopped)
+            kind, mb, chunk = row[i]
+            key, d1, h1, d2, h2, duration, _, _ = tmpl[kind][chunk]
+            at, s = mb * nvs, t
+            if d1 is not None:
+                e = end[at + d1]
+                if e < 0:
+                    waiting.setdefault(at + d1, []).append(rank)
                     break
-                if end[d1] + h1 > s:
-                    s = end[d1] + h1
-            if d2 >= 0:
-                if end[d2] < 0:
-                    waiting.setdefault(d2, []).append(rank)
+                if e + h1 > s:
+                    s = e + h1
+            if d2 is not None:
+                e = end[at + d2]
+                if e < 0:
+                    waiting.setdefault(at + d2, []).append(rank)
                     break
-                if end[d2] + h2 > s:
-                    s = end[d2] + h2
+                if e + h2 > s:
+                    s = e + h2
             t = s + duration
-            start[key], end[key] = s, t
-            ready.extend(waiting.pop(key, ()))
-            i += 1
-        pos[rank], free[rank] = i, t
-    return start, end, pos
+            key += at
+            end[key] = t
+            events[i] = make(Event, (rank, kind, mb, chunk, s, t))
+            work += t - s
+            if key in waiting:
+                ready.extend(waiting.pop(key))
+        else:
+            i = len(row)
+        pos[rank], free[rank], busy[rank] = i, t, work
+    return rows, busy, end, pos
 
 
-def _raise_if_stuck(actions: list[list[Action]], pos: list[int]) -> None:
-    stuck = [
-        f"rank {r}: {actions[r][pos[r]].compact(True)}"
-        for r in range(len(actions))
-        if pos[r] < len(actions[r])
-    ]
-    if stuck:
-        raise DeadlockError("schedule cannot complete; stuck at " + ", ".join(stuck))
-
-
-def _summarise(name: ScheduleName, events: list[Event], pp: int) -> Timeline:
-    makespan = max((e.end for e in events), default=0.0)
-    busy = [0.0] * pp
-    for e in events:
-        busy[e.stage] += e.end - e.start
+def _summarise(name: ScheduleName, events: list[Event], busy: list[float], makespan: float):
+    pp = len(busy)
     idle = pp * makespan - sum(busy)
     ideal = max(busy, default=0.0)
     return Timeline(
@@ -237,8 +266,8 @@ def _summarise(name: ScheduleName, events: list[Event], pp: int) -> Timeline:
 def _peak_inflight(name: ScheduleName, events: list[Event], pp: int) -> list[int]:
     """Forwards whose activations are still held, in chunk-microbatches, per rank.
 
-    Activations are released at B (the input-gradient pass consumes them; W keeps only the
-    small per-layer inputs). A forward-only schedule keeps no autograd graph: 1 at a time.
+    Counted from F to B; what a split backward's W still needs from its B on is counted apart
+    (cost/memory.held_frontier). A forward-only schedule keeps no autograd graph: 1 at a time.
     """
     if name in FORWARD_ONLY:
         return [1 if any(e.stage == r for e in events) else 0 for r in range(pp)]

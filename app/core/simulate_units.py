@@ -1,31 +1,85 @@
 """The simulator's pass for schedules that release outputs by unit (schedules.RELEASE_BY_UNIT):
 DualPipeV, whose overlapped pairs send both outputs when the pair ends, as torch's
-OVERLAP_F_B does. Kept apart so every other schedule runs simulate.py's plain, faster pass.
+OVERLAP_F_B does, and DualPipe, whose sends and receives follow dualpipe.py's queue
+(app/core/schedules_dualpipe.py). Kept apart so every other schedule runs simulate.py's
+plain, faster pass.
+
+An overlapped F&B pair lasts ``Durations.fb`` when it is given (DualPipe(V)'s overlap gain:
+DeepSeek-V3 §3.2.1, the computation of one micro-batch hides the communication of the other),
+else the sum of its parts; its actions are drawn scaled to fit.
 """
 
 from __future__ import annotations
 
-from app.core.schedules import Action, ScheduleName, release_units
+from collections.abc import Sequence
+
+from app.core import schedules_dualpipe
+from app.core.schedules import TWO_COPIES, Action, ScheduleName, release_units
 
 
-def with_release(name: ScheduleName, row: list[Action], ops: list, last_rank: bool) -> list:
-    """One rank's compiled ops with the release keys of their units appended."""
-    last = release_units(name, row, last_rank)
-    ops = _pair_waits(ops, row, last)
+def unit_plan(
+    name: ScheduleName, row: list[Action], rank: int, pp: int
+) -> tuple[list[int], list[tuple[int, ...]], list[tuple[int, int]]]:
+    """One rank's (release, waits, pairs): release[i] = the action whose end sends i's output;
+    waits[i] = the later actions whose inputs i's start also needs; pairs = the overlapped
+    F&B pairs as (first, last) indices."""
+    if name in TWO_COPIES:
+        m = sum(1 for a in row if a.kind == "F")  # each rank runs every micro-batch's F once
+        plan = schedules_dualpipe.plan(rank, pp, m)
+        if plan.ops != [tuple(a) for a in row]:
+            raise ValueError(f"rank {rank}: not DualPipe's order, no message plan for it")
+        return plan.release, plan.waits, plan.pairs
+    last = release_units(name, row, rank == pp - 1)
+    pairs = [(i, j) for i, j in enumerate(last) if j > i and row[i].kind == "F"]
+    waits: list[tuple[int, ...]] = [()] * len(row)
+    for i, _ in pairs:  # torch posts both receives of a pair first
+        waits[i] = (i + 1,)
+    return last, waits, pairs
+
+
+def with_release(
+    name: ScheduleName, row: list[Action], ops: list, rank: int, pp: int, chunk_d: Sequence
+) -> list:
+    """One rank's compiled ops with the release keys of their units appended; ``chunk_d`` =
+    the rank's Durations per chunk (their ``fb`` times the overlapped pairs)."""
+    last, waits, pairs = unit_plan(name, row, rank, pp)
+    ops = _fit_pairs(_waits(ops, row, waits), row, pairs, chunk_d)
     release: list[tuple[int, ...]] = [()] * len(ops)
     for i, j in enumerate(last):
         release[j] = (*release[j], ops[i][0])
     return [(*op, rel) for op, rel in zip(ops, release, strict=True)]
 
 
-def _pair_waits(ops: list[tuple], row: list[Action], last: list[int]) -> list[tuple]:
-    """A pair starts once both halves' inputs are in (torch posts both receives first): its
-    F also waits for the B's input from the next stage."""
+def _input_of(op: tuple, kind: str) -> tuple[int, float]:
+    """The (dep, hop) of an action's input from another rank: F's activation, B's gradient."""
+    return (op[1], op[2]) if kind == "F" else (op[3], op[4]) if kind == "B" else (-1, 0.0)
+
+
+def _waits(ops: list[tuple], row: list[Action], waits: list[tuple[int, ...]]) -> list[tuple]:
+    """An action that starts after receives posted for later actions (a pair's F, and
+    dualpipe.py's F/W that wait for the next input) waits for those inputs too."""
     out = list(ops)
-    for i, j in enumerate(last):
-        if row[i].kind == "F" and j > i:
-            b = ops[i + 1]
-            out[i] = (*ops[i][:3], b[3], b[4], ops[i][5])
+    for i, later in enumerate(waits):
+        extra = [_input_of(ops[k], row[k].kind) for k in later]
+        extra = [(d, h) for d, h in extra if d >= 0]
+        if not extra:
+            continue
+        if len(extra) > 1 or ops[i][3] != -1:
+            raise ValueError(f"{row[i].compact(True)} would wait for more inputs than it holds")
+        out[i] = (*ops[i][:3], *extra[0], ops[i][5])
+    return out
+
+
+def _fit_pairs(ops: list[tuple], row: list[Action], pairs, chunk_d: Sequence) -> list[tuple]:
+    """Scale each overlapped pair's actions so the pair lasts its forward chunk's ``fb``."""
+    out = list(ops)
+    for first, last in pairs:
+        fb = getattr(chunk_d[row[first].chunk], "fb", None)
+        total = sum(ops[k][5] for k in range(first, last + 1))
+        if fb is None or total <= 0:
+            continue
+        for k in range(first, last + 1):
+            out[k] = (*ops[k][:5], ops[k][5] * fb / total)
     return out
 
 
@@ -67,3 +121,19 @@ def run_units(ops: list[list[tuple]], n_keys: int) -> tuple[list[float], list[fl
             i += 1
         pos[rank], free[rank] = i, t
     return start, end, pos
+
+
+def pair_bounds(durations) -> tuple[float, float]:
+    """(shortest, longest) an overlapped F&B pair may last, over every chunk's Durations:
+    from its longer part alone, max(F, B+W) (overlap hides communication, DeepSeek-V3
+    §3.2.1, not compute), to F+B+W, the parts one after the other (no gain)."""
+    flat, todo = [], [durations]
+    while todo:
+        d = todo.pop()
+        if hasattr(d, "fb"):
+            flat.append(d)
+        else:
+            todo.extend(d)
+    lo = max(max(d.f, d.b + d.w) for d in flat)
+    hi = min(d.f + d.b + d.w for d in flat)
+    return lo, hi

@@ -9,7 +9,7 @@ from app.core.cost.shapes import chunk_layers, default_split
 from app.core.cost.training import Training
 from app.core.presets import HARDWARE, MODELS, HardwareSpec, ModelSpec
 from app.core.scenario import ARCH_FIELDS, CUSTOM_MODEL, Scenario, ScenarioError
-from app.core.schedules import FORWARD_ONLY
+from app.core.schedules import FORWARD_ONLY, stages_per_copy
 
 _HW_FIELDS = ("peak_tflops", "hbm_gib", "intra_gbps", "inter_gbps")
 
@@ -49,6 +49,9 @@ def hardware_of(s: Scenario, registry: Mapping[str, HardwareSpec] = HARDWARE) ->
     overrides = {f: getattr(s, f) for f in _HW_FIELDS if getattr(s, f) is not None}
     if s.gpus_per_node is not None:
         overrides["gpus_per_node"] = s.gpus_per_node
+    if "peak_tflops" in overrides and base.fp32_tflops:
+        # A faster or slower part of the same design keeps its TF32 : 16-bit ratio.
+        overrides["fp32_tflops"] = base.fp32_tflops * overrides["peak_tflops"] / base.peak_tflops
     return replace(base, **overrides)
 
 
@@ -64,14 +67,17 @@ def training_of(s: Scenario) -> Training:
         flash_attention=s.flash_attention,
         overlap_grad_reduce=s.overlap_grad_reduce,
         overlap_param_gather=s.overlap_param_gather,
+        tp_comm_overlap=s.tp_comm_overlap,
     )
 
 
 def layer_split(s: Scenario, m: ModelSpec) -> list[int]:
     """Layers of each virtual stage in pipeline order: stage_layers, else the default split
     (shapes.default_split: as even as the count allows, the remainder on the middle stages)."""
+    per_copy = stages_per_copy(s.schedule, s.pp, s.chunks)
     given = s.layer_split
-    return list(given) if given is not None else default_split(m.layers, s.pp * s.chunks)
+    split = list(given) if given is not None else default_split(m.layers, per_copy)
+    return split * (s.pp * s.chunks // per_copy)  # DualPipe: both copies split alike
 
 
 def rank_layers(s: Scenario, m: ModelSpec) -> list[list[int]]:
@@ -83,12 +89,16 @@ def check_model(s: Scenario, m: ModelSpec) -> None:
     """Shapes Megatron-style TP and PP can split, each reported against one field. Any layer
     count splits over pp*chunks virtual stages as long as each gets one (Dubey et al. 2024
     §3.3.2 ran Llama 3 405B's 126 layers on 16 stages, unevenly)."""
-    slices = s.pp * s.chunks
+    slices = stages_per_copy(s.schedule, s.pp, s.chunks)  # DualPipe: a copy's p stages
     given = s.layer_split
     if given is not None and sum(given) != m.layers:
         raise ScenarioError(
             "stage_layers",
             f"sum vs layers: the entries sum to {sum(given)} but the model has {m.layers} layers",
+        )
+    if m.layers < slices and slices == s.pp and s.chunks > 1:
+        raise ScenarioError(
+            "pp", f"layers ({m.layers}) must be at least pp = {s.pp}: each copy's stages need one"
         )
     if m.layers < slices:
         raise ScenarioError(

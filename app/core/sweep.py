@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from app.core.evaluate import Registry, prepare, teaching_durations
 from app.core.hardware import HARDWARE
 from app.core.scenario import MAX_SIMULATED_ACTIONS, Scenario, ScenarioError
-from app.core.schedules import FORWARD_ONLY, V_SHAPED, ScheduleName
+from app.core.schedules import FORWARD_ONLY, MULTI_CHUNK, V_SHAPED, ScheduleName
 from app.core.simulate import simulate
 
 # Each knob and the scenario fields it sets (the dp knobs differ in what they hold fixed).
@@ -144,8 +144,8 @@ def resolve(p: SweepParams) -> Sweep:
 
 def _v_for(schedule: str, v: int) -> int:
     """A schedule's line keeps the base's chunks per rank where that schedule allows them."""
-    if schedule == ScheduleName.interleaved.value:
-        return max(v, 2)  # interleaved needs >= 2 chunks per rank
+    if ScheduleName(schedule) in MULTI_CHUNK:
+        return max(v, 2)  # the interleaved schedules need >= 2 chunks per rank
     return min(v, 2) if ScheduleName(schedule) in V_SHAPED else 1
 
 

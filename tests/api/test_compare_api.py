@@ -10,6 +10,7 @@ from app import i18n
 from app.core import compare
 from app.core.evaluate import evaluate
 from app.core.scenario import Scenario
+from app.core.schedules import ScheduleName
 
 
 def q(*scenarios: dict, **extra) -> str:
@@ -42,7 +43,7 @@ def test_presets_expand_server_side(client):
     factory = client.get("/api/compare?preset=factory&dp=2&tp=2&pp=2").json()
     assert [m["role"] for m in factory["members"]] == ["dp_only", "tp_only", "pp_only", "3d"]
     schedules = client.get("/api/compare?preset=schedules&pp=4&microbatches=8").json()
-    assert len(schedules["members"]) == 7
+    assert len(schedules["members"]) == len(ScheduleName)
     assert client.get("/api/compare").json()["base"] == dict(compare.TEACHING_BASE)
 
 

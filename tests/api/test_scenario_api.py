@@ -10,8 +10,12 @@ SCHEDULE_QUERIES = {
     "1f1b": "schedule=1f1b",
     "interleaved": "schedule=interleaved&virtual_stages=2&microbatches=4",
     "zb-h1": "schedule=zb-h1",
+    "looped-bfs": "schedule=looped-bfs&virtual_stages=2&microbatches=4",
+    "zb-h2": "schedule=zb-h2&microbatches=4",
+    "interleaved-zb": "schedule=interleaved-zb&virtual_stages=2&microbatches=4",
     "zbv": "schedule=zbv&microbatches=8",
     "dualpipev": "schedule=dualpipev&microbatches=8",
+    "dualpipe": "schedule=dualpipe&microbatches=4",
 }
 
 

@@ -5,6 +5,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 
 from app import i18n
+from app.core.schedules import ScheduleName
 from tests.browser.conftest import shot
 
 pytestmark = pytest.mark.browser
@@ -100,13 +101,13 @@ def test_preset_buttons_expand_the_first_column(page, base_url):
         page, f"{base_url}/compare?{urlencode([('s', 'pp=4&microbatches=8'), ('s', 'dp=4')])}"
     )
     page.click('button[data-preset="schedules"]')
-    wait_for_count(page, 7)
+    wait_for_count(page, len(ScheduleName))
     pairs = url_pairs(page)
     assert pairs["preset"] == ["schedules"] and pairs["pp"] == ["4"]
     assert "s" not in pairs
-    assert page.locator("#timelines .timeline").count() == 7
+    assert page.locator("#timelines .timeline").count() == len(ScheduleName)
     assert page.locator("#cmp-schedules-note").is_visible()
-    # Seven columns are picked down to a custom comparison of two.
+    # Every schedule's column is picked down to a custom comparison of two.
     for i in (2, 3):
         page.check(f'#columns article[data-index="{i}"] input[name="pick"]')
     page.click("#pick-go")

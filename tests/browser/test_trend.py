@@ -5,11 +5,13 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 
 from app import i18n
+from app.core.schedules import FORWARD_ONLY, ScheduleName
 from tests.browser.conftest import api, open_view, shot
 
 pytestmark = pytest.mark.browser
 
 QUERY = "pp=4&f_time=1&knob=microbatches&start=1&stop=12&series=schedule"
+LINES = sum(s not in FORWARD_ONLY for s in ScheduleName)  # one per training schedule
 
 
 def query_of(url):
@@ -40,11 +42,11 @@ def test_trend_loads_draws_every_point_and_marks_invalid_ones(page, base_url):
     data = api(base_url, "/api/sweep", QUERY)
     drawn = charts(page)
     assert drawn["knob"] == "microbatches"
-    assert drawn["count"] == str(data["count"]) == str(6 * 12)
+    assert drawn["count"] == str(data["count"]) == str(LINES * 12)
     assert drawn["invalid"] == str(data["invalid"]) != "0"  # interleaved needs m % 4 == 0
     # Each chart: one trace per line (per metric) plus the invalid markers, none dropped.
     bubble = page.evaluate("document.getElementById('chart-bubble').data")
-    assert len(bubble) == 6 * 2 + 1
+    assert len(bubble) == LINES * 2 + 1
     assert len(bubble[-1]["x"]) == data["invalid"]
     assert page.locator("#chart-memory .shapelayer path").count() >= 2  # OOM band + line
     shot(page, "trend")
@@ -56,7 +58,9 @@ def test_the_url_round_trips_into_a_new_page(page, context, base_url):
     page.wait_for_function("document.getElementById('trend-charts').dataset.knob === 'pp'")
     page.fill('#sweep-form [name="values"]', "1,2,4,8")
     page.press('#sweep-form [name="values"]', "Tab")
-    page.wait_for_function("document.getElementById('trend-charts').dataset.count === '24'")
+    page.wait_for_function(
+        f"document.getElementById('trend-charts').dataset.count === '{4 * LINES}'"
+    )
     page.select_option('#sweep-form [name="series"]', "none")
     page.wait_for_function("document.getElementById('trend-charts').dataset.lines === '1'")
     state = query_of(page.url)

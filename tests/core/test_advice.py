@@ -1,6 +1,6 @@
 """The article's tuning rules fire at their thresholds and carry the numbers."""
 
-from app.core.advice import Breakdown, advise
+from app.core.advice import Breakdown, WhatIf, advise
 
 CALM = dict(step_s=1.0, tp_s=0.1, dp_s=0.1, bubble_fraction=0.05, memory_ratio=0.5,
             microbatches=32, pp=4, tp=2, schedule="1f1b")  # fmt: skip
@@ -26,3 +26,68 @@ def test_messages_carry_numbers_in_both_languages():
     (a,) = advise(Breakdown(**{**CALM, "bubble_fraction": 0.4, "microbatches": 4}))
     assert "40%" in a.message and "16" in a.message
     assert "40%" in a.message_zh and "微批" in a.message_zh
+
+
+GIB = 1 << 30
+# A GPU of 80 GiB whose peak holds 60 GiB, 40 of them activations; full recompute would
+# leave 4 GiB of activations (peak 24 GiB) for 1/3 more FLOPs.
+MEM = dict(peak_bytes=60 * GIB, activations_bytes=40 * GIB, capacity_bytes=80 * GIB,
+           memory_ratio=0.75, recompute="selective", tp_bytes=8 * GIB,
+           full_recompute=WhatIf(24 * GIB, 4 * GIB, 12 * GIB, 4 / 3),
+           bf16=WhatIf(40 * GIB, 20 * GIB, 4 * GIB))  # fmt: skip
+
+
+def tips(**change):
+    return {a.rule: a for a in advise(Breakdown(**{**CALM, **MEM, **change}))}
+
+
+def test_recompute_is_advised_when_activations_dominate_with_its_cost():
+    a = tips()["recompute"]
+    assert "67%" in a.message and "40.0 GiB -> 4.0 GiB" in a.message and "33%" in a.message
+    assert "Korthikanti" in a.message and "重计算" in a.message_zh and "33%" in a.message_zh
+    assert "recompute" not in tips(activations_bytes=30 * GIB)  # half of 60 GiB: not dominant
+    assert "recompute" not in tips(recompute="full")  # nothing left to recompute
+
+
+def test_recompute_is_advised_when_it_turns_oom_into_a_fit():
+    oom = dict(peak_bytes=100 * GIB, activations_bytes=40 * GIB, memory_ratio=1.25)
+    a = tips(**oom)["recompute"]
+    assert "40%" in a.message and "That fits" in a.message and "放进显存" in a.message_zh
+    tight = WhatIf(90 * GIB, 30 * GIB, 0.0, 4 / 3)  # still over 80 GiB: no rescue, not dominant
+    assert "recompute" not in tips(**oom, full_recompute=tight)
+
+
+def test_mixed_precision_is_advised_for_fp32_only_with_its_numbers():
+    a = tips(dtype="fp32", activations_bytes=20 * GIB)["mixed_precision"]
+    assert "20.0 GiB -> 20.0 GiB" in a.message and "8.0 GiB -> 4.0 GiB" in a.message
+    assert "60.0 GiB -> 40.0 GiB" in a.message and "Micikevicius" in a.message
+    assert "混合精度" in a.message_zh and "8.0 GiB → 4.0 GiB" in a.message_zh
+    assert "mixed_precision" not in tips(dtype="bf16") and "mixed_precision" not in tips()
+
+
+def test_a_measured_breakdown_without_memory_numbers_gets_no_memory_tips():
+    assert rules(memory_ratio=0.95) == []
+
+
+def test_the_cost_model_feeds_the_tips_from_the_scenario():
+    from app.core.evaluate import evaluate
+    from app.core.scenario import Scenario
+
+    def rules_of(**q):
+        return [a["rule"] for a in evaluate(Scenario(**q))["advice"]]
+
+    assert "mixed_precision" in rules_of(dtype="fp32")
+    assert "mixed_precision" not in rules_of()
+    assert "recompute" in rules_of(recompute="none", flash_attention=False)
+    assert "recompute" not in rules_of() and "recompute" not in rules_of(recompute="full")
+    assert "recompute" not in rules_of(schedule="naive", recompute="none", flash_attention=False)
+
+
+def test_the_mixed_precision_tip_gives_the_tensor_core_rate_it_gains():
+    from app.core.evaluate import evaluate
+    from app.core.scenario import Scenario
+
+    tip = next(
+        a for a in evaluate(Scenario(dtype="fp32"))["advice"] if a["rule"] == "mixed_precision"
+    )
+    assert "2.0x TF32" in tip["message"] and "2.0 倍" in tip["message_zh"]  # h100: 989 / 494.5

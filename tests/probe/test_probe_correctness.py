@@ -9,14 +9,17 @@ import pytest
 import torch
 from probe_support import TINY, dumped_params, records, reference, step_losses
 
+from app.core.schedules import MULTI_CHUNK, ScheduleName
+
 pytestmark = [pytest.mark.probe, pytest.mark.timeout(240)]
 
-SCHEDULES = ["naive", "gpipe", "1f1b", "interleaved", "zb-h1", "zbv", "dualpipev"]
+SCHEDULES = ["naive", "gpipe", "1f1b", "interleaved", "zb-h1", "zbv", "dualpipev", "dualpipe"]
+SCHEDULES += ["looped-bfs", "interleaved-zb", "zb-h2"]  # torch's two, and the paper's
 STEPS = 3
 
 
 def mesh_args(schedule: str) -> list[str]:
-    extra = ["--virtual-stages", "2"] if schedule == "interleaved" else []
+    extra = ["--virtual-stages", "2"] if ScheduleName(schedule) in MULTI_CHUNK else []
     return [
         "--dp", "2", "--tp", "2", "--pp", "2", "--schedule", schedule, "--microbatches", "4",
         "--layers", "4", "--steps", str(STEPS), "--lr", "3e-3", "--quiet", *TINY, *extra,
@@ -60,3 +63,22 @@ def test_naive_is_forward_only_and_leaves_parameters_unchanged(launches):
             full = initial[name]
             want = full if dim is None else full.chunk(2, dim)[dump["coord"]["tp"]]
             assert torch.equal(shard, want), name
+
+
+def test_dualpipe_on_four_stages_matches_the_reference(launches):
+    # pp=2 has only DualPipe's middle ranks; pp=4 also runs the outer ranks' steps 1, 3, 5
+    # and 7 and their deferred sends (app/core/schedules_dualpipe.py).
+    args = [
+        "--dp", "1", "--tp", "1", "--pp", "4", "--schedule", "dualpipe", "--microbatches", "8",
+        "--layers", "8", "--steps", "2", "--lr", "3e-3", "--quiet", *TINY,
+    ]  # fmt: skip
+    run = launches("pp4-dualpipe", args)
+    assert run.returncode == 0, run.output
+    ref_losses, ref_params = reference(args, 2)
+    assert list(step_losses(records(run.out)).values()) == pytest.approx(ref_losses, rel=1e-5)
+    seen = set()
+    for dump in dumped_params(run.out / "params"):
+        for name, value in dump["params"].items():  # both copies of every stage
+            torch.testing.assert_close(value, ref_params[name], rtol=1e-4, atol=2e-5, msg=name)
+            seen.add(name)
+    assert seen == set(ref_params)

@@ -14,6 +14,7 @@ from app.core.schedules import (
     build,
     chunks_per_rank,
     stage_location,
+    stages_per_copy,
     virtual_stage,
 )
 
@@ -55,7 +56,8 @@ def test_communication_is_timed_where_it_happens(schedule, launches):
         # Two blocks per stage, two all-reduces per block per forward (and per backward).
         forwards = sum(k == "F" for k in kinds)
         backwards = sum(k == "B" for k in kinds)
-        blocks = 4 // (2 * _chunks(schedule))  # 4 layers over pp * chunks pipeline chunks
+        # 4 layers over pp * chunks pipeline chunks (DualPipe: each copy's over pp)
+        blocks = 4 // stages_per_copy(ScheduleName(schedule), 2, _chunks(schedule))
         assert kinds.count("tp") == 2 * blocks * (forwards + backwards)
         assert kinds.count("pp_recv") == _expected_receives(rec["coord"]["pp"], schedule)
         if ScheduleName(schedule) in FORWARD_ONLY:
@@ -79,11 +81,12 @@ def _expected_receives(stage: int, schedule: str) -> int:
     and the V schedules hand chunk 0's output to chunk 1 on the same last rank."""
     name = ScheduleName(schedule)
     nvs = 2 * _chunks(schedule)
+    run = stages_per_copy(name, 2, _chunks(schedule))  # DualPipe: nothing crosses its copies
     count = 0
     for a in build(schedule, 2, 4, _virtual_stages(schedule))[stage]:
         vs = virtual_stage(name, stage, a.chunk, 2)
         source = vs - 1 if a.kind == "F" else vs + 1 if a.kind == "B" else None
-        if source is not None and 0 <= source < nvs:
+        if source is not None and 0 <= source < nvs and source // run == vs // run:
             count += stage_location(name, source, 2)[0] != stage
     return count
 
@@ -111,5 +114,29 @@ def test_dualpipev_pairs_send_their_forwards_output_only_when_the_pair_ends(laun
             first = min((s for s in mine if s["start"] >= compute[i]["start"]),
                         key=lambda s: s["start"])  # fmt: skip
             assert first["start"] >= compute[ends[i]]["end"], (rec["rank"], a)
+            checked += 1
+    assert checked > 0
+
+
+def test_dualpipe_sends_when_dualpipe_py_posts_them(launches):
+    # dualpipe.py queues a send and posts it at the next commit: after the last compute that
+    # ran before the send call (app/core/schedules_dualpipe.py), e.g. after a whole pair.
+    from app.core.simulate_units import unit_plan
+
+    run = launches("dp2tp2pp2-dualpipe", mesh_args("dualpipe"))
+    assert run.returncode == 0, run.output
+    checked = 0
+    for rec in records(run.out):
+        pp = rec["coord"]["pp"]
+        row = build("dualpipe", 2, 4, 2)[pp]
+        release, _, _ = unit_plan(ScheduleName.dualpipe, row, pp, 2)
+        compute = [e for e in rec["events"] if e["kind"] in "FBW"]  # in the row's order
+        sends = [e for e in rec["events"] if e["kind"] == "pp_send"]
+        for i, a in enumerate(row):
+            mine = [s for s in sends if (s["microbatch"], s["chunk"]) == (a.microbatch, a.chunk)]
+            later = [s for s in mine if s["start"] >= compute[i]["start"]]
+            if a.kind == "W" or release[i] == i or not later:
+                continue
+            assert min(s["start"] for s in later) >= compute[release[i]]["end"], (rec["rank"], a)
             checked += 1
     assert checked > 0

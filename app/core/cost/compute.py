@@ -46,7 +46,7 @@ def host_overhead_s(kernels: float, hw: HardwareSpec) -> float:
 def gemm_seconds(g: Gemm, hw: HardwareSpec, element_bytes: int) -> float:
     # Williams et al. 2009 roofline: the slower of compute and moving A, B and C once.
     one = 2.0 * g.m * g.n * g.k
-    compute = one / (hw.peak_tflops * 1e12 * gemm_efficiency(one, hw))
+    compute = one / (hw.matmul_tflops(element_bytes) * 1e12 * gemm_efficiency(one, hw))
     memory = hbm_seconds(element_bytes * (g.m * g.k + g.k * g.n + g.m * g.n), hw)
     return g.count * max(compute, memory)
 
@@ -75,7 +75,8 @@ def _attention_core_s(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> t
     if t.flash_attention:
         # Dao 2023 (FlashAttention-2) §3: a causal mask skips the blocks above the diagonal,
         # half the work; the backward recomputes the scores, 5 matmuls to the forward's 2.
-        forward = 0.5 * flops / (hw.peak_tflops * 1e12 * hw.efficiency.flash_fraction)
+        peak = hw.matmul_tflops(t.element_bytes)
+        forward = 0.5 * flops / (peak * 1e12 * hw.efficiency.flash_fraction)
         return forward, 2.5 * forward
     heads = t.micro_batch_size * m.heads // tp
     d = m.hidden // m.heads

@@ -3,11 +3,11 @@ TP collectives inside each layer, and ZeRO-3's parameter gathers where they are 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.core.cost import comm, compute
 from app.core.cost.memory import chunk_params
-from app.core.cost.overlap import exposed_gather_s
+from app.core.cost.overlap import exposed_gather_s, exposed_tp_s, overlapped_pair_s
 from app.core.cost.shapes import even_chunk_layers, logits_gemm
 from app.core.cost.training import Training
 from app.core.hardware import HardwareSpec
@@ -36,6 +36,8 @@ def layer_cost(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> L
     if tp > 1:  # Shoeybi et al. 2019 §3: two all-reduces (or AG + RS) per layer and pass
         place = comm.placement(layout, "tp", hw.domain_size)
         tp_s = 2 * comm.all_reduce_s(comm.tp_message_bytes(m, t), place, hw)
+        if t.tp_comm_overlap:
+            tp_s = exposed_tp_s(tp_s, gemm, tp)
     f = gemm + attn_f + ew
     if t.recompute == "full":
         extra = f + tp_s  # Chen et al. 2016: the whole forward again, collectives included
@@ -96,13 +98,18 @@ def chunk_durations(
     chunks: int,
     head_stage: int,
     layers: list[list[int]] | None = None,
+    ends: list[list[tuple[bool, bool]]] | None = None,
+    pairs: bool = False,
 ) -> tuple[list[list[Durations]], float]:
     """F/B/W of every chunk, as durations[rank][chunk], and the TP seconds inside one chunk's
     F on the busiest rank (its mean over the rank's chunks).
 
     ``layers[rank][chunk]`` is the split (default: shapes.default_split, interleaved-placed).
     Each chunk's time is its own layers' time; virtual stage 0 (rank 0, chunk 0 in every
-    placement) adds the embedding, the last one (``head_stage``'s last chunk) the head.
+    placement) adds the embedding, the last one (``head_stage``'s last chunk) the head;
+    ``ends[rank][chunk]`` = (embedding, head) overrides that (shapes.chunk_ends: DualPipe).
+    ``pairs``: the schedule overlaps a chunk's F with the other chunk's whole backward
+    (DualPipe(V)); each chunk then also gets ``fb``, that pair's seconds.
     """
     layers = layers or even_chunk_layers(m, layout.pp, chunks)
     cost = layer_cost(m, hw, t, layout)
@@ -111,28 +118,65 @@ def chunk_durations(
     p2p = comm.p2p_s(message, crosses, hw) if layout.pp > 1 else 0.0
     head_f, head_w = _head(m, hw, t, layout.tp)
     embed_f, embed_w = embedding_seconds(m, hw, t, layout)
+    # A chunk's durations depend only on its layer count, its ends and (tied head) whether it
+    # is on rank 0: computed once per kind, since the planner asks for thousands of meshes.
+    kinds: dict[tuple[int, bool, bool, bool], Durations] = {}
     out = []
     for stage, row in enumerate(layers):
         durs = []
         for chunk, n in enumerate(row):
             first, last = stage == 0 and chunk == 0, stage == head_stage and chunk == chunks - 1
-            # The head's backward re-reads the logits and runs the input-gradient GEMM: as
-            # long as its forward. The embedding has no input gradient, only its W.
-            f = n * (cost.f + cost.tp) + (embed_f if first else 0.0) + (head_f if last else 0.0)
-            b = n * (cost.b + cost.tp + cost.recompute) + (head_f if last else 0.0)
-            if first and t.recompute == "full":
-                # layer_cost's rule (Chen et al. 2016): the chunk's whole forward again. An
-                # over-count of microseconds: Megatron checkpoints the transformer layers only.
-                b += embed_f
-            w = n * cost.w + (embed_w if first else 0.0) + (head_w if last else 0.0)
-            params = chunk_params(m, stage, chunk, head_stage, row)
-            gather = _gather_s(m, hw, t, layout, params, n)
-            f += exposed_gather_s(gather, f, t.overlap_param_gather)
-            b += exposed_gather_s(gather, b + w, t.overlap_param_gather)
-            durs.append(Durations(f=f, b=b, w=w, p2p=p2p))
-        out.append(durs)
+            first, last = ends[stage][chunk] if ends else (first, last)
+            key = (n, first, last, stage == 0)
+            if key not in kinds:
+                params = chunk_params(m, stage, chunk, head_stage, row, (first, last))
+                parts = (cost, p2p, (embed_f, embed_w), (head_f, head_w))
+                kinds[key] = _chunk(m, hw, t, layout, n, first, last, params, parts)
+            durs.append(kinds[key])
+        out.append(_pair_times(durs, [n * cost.tp for n in row]) if pairs else durs)
     tp_pass = max(sum(row) for row in layers) * cost.tp / chunks
     return out, tp_pass
+
+
+def _chunk(
+    m: ModelSpec,
+    hw: HardwareSpec,
+    t: Training,
+    layout: Layout,
+    n: int,
+    first: bool,
+    last: bool,
+    params: int,
+    parts: tuple,
+) -> Durations:
+    """One chunk of ``n`` layers, with the embedding (``first``) and the head (``last``)."""
+    cost, p2p, (embed_f, embed_w), (head_f, head_w) = parts
+    # The head's backward re-reads the logits and runs the input-gradient GEMM: as long as
+    # its forward. The embedding has no input gradient, only its W.
+    f = n * (cost.f + cost.tp) + (embed_f if first else 0.0) + (head_f if last else 0.0)
+    b = n * (cost.b + cost.tp + cost.recompute) + (head_f if last else 0.0)
+    if first and t.recompute == "full":
+        # layer_cost's rule (Chen et al. 2016): the chunk's whole forward again. An
+        # over-count of microseconds: Megatron checkpoints the transformer layers only.
+        b += embed_f
+    w = n * cost.w + (embed_w if first else 0.0) + (head_w if last else 0.0)
+    gather = _gather_s(m, hw, t, layout, params, n)
+    f += exposed_gather_s(gather, f, t.overlap_param_gather)
+    b += exposed_gather_s(gather, b + w, t.overlap_param_gather)
+    return Durations(f=f, b=b, w=w, p2p=p2p)
+
+
+def _pair_times(durs: list[Durations], comm_s: list[float]) -> list[Durations]:
+    """Each chunk's F overlapped with the other chunk's whole backward, the TP collectives
+    of each pass (``comm_s``, one pass's) hidden under the other's compute where they fit."""
+    if len(durs) != 2:
+        return durs
+    out = []
+    for c, d in enumerate(durs):
+        o, c_o = durs[1 - c], comm_s[1 - c]
+        fb = overlapped_pair_s(d.f - comm_s[c], comm_s[c], o.b + o.w - c_o, c_o)
+        out.append(replace(d, fb=fb))
+    return out
 
 
 def stage_durations(

@@ -4,11 +4,14 @@ h hidden, a heads, s sequence, V vocabulary, b micro-batch size, t = tp, p = pp.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 from app.core.cost.shapes import even_chunk_layers
 from app.core.cost.training import Training
 from app.core.models import ModelSpec
+
+Ends = tuple[bool, bool] | None  # (holds the embedding, holds the head) of one chunk
 
 
 @dataclass(frozen=True)
@@ -56,20 +59,28 @@ def total_params(m: ModelSpec) -> int:
     return m.layers * layer_params(m) + embedding_params(m) + head
 
 
-def end_params(m: ModelSpec, stage: int, chunk: int, chunks: int, head_stage: int) -> int:
+def end_params(
+    m: ModelSpec, stage: int, chunk: int, chunks: int, head_stage: int, ends: Ends = None
+) -> int:
     """What a chunk holds beyond its layers: the embedding on virtual stage 0 (rank 0, chunk
     0), the head on the last one, which is ``head_stage``'s last chunk in every placement
-    (schedules.stage_location(name, pp*chunks - 1, pp) == (head_stage, chunks - 1))."""
-    n = embedding_params(m) if stage == 0 and chunk == 0 else 0
-    if stage == head_stage and chunk == chunks - 1:
+    (schedules.stage_location(name, pp*chunks - 1, pp) == (head_stage, chunks - 1)).
+    ``ends`` = (embedding, head) of this chunk when given (shapes.chunk_ends: DualPipe's two
+    copies put an embedding and a head on each end rank)."""
+    first, last = ends or (stage == 0 and chunk == 0, stage == head_stage and chunk == chunks - 1)
+    n = embedding_params(m) if first else 0
+    if last:
         # A tied head on the embedding's own rank reuses it: only the final norm is new.
         n += 2 * m.hidden if (m.tied_embeddings and stage == 0) else head_params(m)
     return n
 
 
-def chunk_params(m: ModelSpec, stage: int, chunk: int, head_stage: int, layers: list[int]) -> int:
+def chunk_params(
+    m: ModelSpec, stage: int, chunk: int, head_stage: int, layers: list[int], ends: Ends = None
+) -> int:
     """Parameters of one chunk of ``stage`` (whole, not a TP shard); layers = the rank's."""
-    return layers[chunk] * layer_params(m) + end_params(m, stage, chunk, len(layers), head_stage)
+    extra = end_params(m, stage, chunk, len(layers), head_stage, ends)
+    return layers[chunk] * layer_params(m) + extra
 
 
 def stage_params(
@@ -80,14 +91,22 @@ def stage_params(
     chunks: int,
     head_stage: int,
     layers: list[int] | None = None,
+    ends: list[tuple[bool, bool]] | None = None,
 ) -> int:
     """Parameters one rank of pipeline stage ``stage`` holds (its TP shard).
 
     ``head_stage`` is the rank holding the last virtual stage: pp-1, or 0 for a V placement;
-    ``layers`` the rank's layers per chunk (default: the even split, shapes.default_split).
+    ``layers`` the rank's layers per chunk (default: the even split, shapes.default_split);
+    ``ends`` its chunks' (embedding, head) where the placement gives them (shapes.chunk_ends).
     """
     layers = layers or even_chunk_layers(m, pp, chunks)[stage]
-    return sum(chunk_params(m, stage, c, head_stage, layers) for c in range(chunks)) // tp
+    return (
+        sum(
+            chunk_params(m, stage, c, head_stage, layers, ends[c] if ends else None)
+            for c in range(chunks)
+        )
+        // tp
+    )
 
 
 def activation_bytes_per_layer(m: ModelSpec, t: Training, tp: int) -> float:
@@ -105,6 +124,46 @@ def activation_bytes_per_layer(m: ModelSpec, t: Training, tp: int) -> float:
     else:
         per = sbh * (10.0 + 24.0 / tp + attn / tp)
     return per * (2.0 if t.dtype == "fp32" else 1.0)
+
+
+# Qi et al. 2024 (arXiv 2401.10241) Table 1, per layer: B needs M_B = sb(34h + 5as) of the
+# activations, W needs M_W = 32sbh of them (each linear layer's input and output gradient).
+W_OF_B = 32.0 / 34.0
+
+
+def w_pass_share(m: ModelSpec, t: Training, tp: int) -> float:
+    """Bytes one layer keeps from its B until its W, over the bytes it keeps from F to B
+    (activation_bytes_per_layer). Table 1's M_W / M_B of the layer's activations without the
+    attention scores (W reads no softmax or dropout output) and without recompute (B has
+    rebuilt them by then), so above 1 under full recompute."""
+    whole = activation_bytes_per_layer(m, replace(t, recompute="none", flash_attention=True), tp)
+    return W_OF_B * whole / activation_bytes_per_layer(m, t, tp)
+
+
+def held_frontier(events: Iterable, layers: list[list[int]]) -> list[list[tuple[int, int]]]:
+    """Per rank, the (F-to-B, B-to-W) layer-micro-batches it holds after each action of a
+    split-backward schedule (events with stage, kind, chunk, each rank's in order), only the
+    pairs no other pair beats in both: the peak for any W share is one of them."""
+    held = [[0, 0] for _ in layers]
+    states: list[list[tuple[int, int]]] = [[(0, 0)] for _ in layers]
+    for e in events:
+        n, h = layers[e.stage][e.chunk], held[e.stage]
+        if e.kind == "F":
+            h[0] += n
+        elif e.kind == "B":  # its activations now serve the W only
+            h[0], h[1] = h[0] - n, h[1] + n
+        else:
+            h[1] -= n
+        states[e.stage].append((h[0], h[1]))
+    return [_pareto(row) for row in states]
+
+
+def _pareto(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for f, w in sorted(set(pairs), reverse=True):
+        if not out or w > out[-1][1]:
+            out.append((f, w))
+    return out
 
 
 def state_bytes_per_param(t: Training, dp: int) -> tuple[float, float, float]:
@@ -128,23 +187,32 @@ def stage_memory(
     inflight: list[int],
     layers: list[list[int]] | None = None,
     held: list[int] | None = None,
+    ends: list[list[tuple[bool, bool]]] | None = None,
+    frontier: list[list[tuple[int, int]]] | None = None,
 ) -> list[StageMemory]:
     """Memory per rank of each stage; ``par`` = (dp, tp, pp), ``inflight`` from the schedule.
 
     ``layers[rank][chunk]`` is the split (default: even); ``held`` the peak layer-micro-batches
     of activations each rank keeps (simulate.peak_held), which with unequal chunks depends on
     which chunks are in flight at the peak; by default inflight times the rank's largest chunk.
+    ``frontier`` (held_frontier, split-backward schedules) replaces both: the peak of what F's
+    keep for their B plus what B's keep for their W, at w_pass_share bytes per layer.
     """
     dp, tp, pp = par
     w, g, o = state_bytes_per_param(t, dp)
     act_layer = activation_bytes_per_layer(m, t, tp)
     layers = layers or even_chunk_layers(m, pp, chunks)
+    w_share = w_pass_share(m, t, tp) if frontier is not None else 0.0
     out = []
     for stage in range(pp):
-        params = stage_params(m, stage, pp, tp, chunks, head_stage, layers[stage])
+        row_ends = ends[stage] if ends else None
+        params = stage_params(m, stage, pp, tp, chunks, head_stage, layers[stage], row_ends)
         kept = held[stage] if held is not None else inflight[stage] * max(layers[stage])
+        if frontier is not None:  # split backward: a W's activations stay from its B on
+            kept = max(f + w_share * w for f, w in frontier[stage])
         act = act_layer * kept
-        if stage == head_stage:
+        holds_head = any(head for _, head in row_ends) if row_ends else stage == head_stage
+        if holds_head:
             # Korthikanti et al. 2022 §4.3: output logits in fp32, 4sbV/t, for one micro-batch.
             act += 4.0 * m.seq_len * t.micro_batch_size * m.vocab / tp
         parts = (params * w, params * g, params * o, act)

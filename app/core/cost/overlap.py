@@ -14,6 +14,15 @@ def exposed_gather_s(gather_s: float, compute_s: float, prefetch: bool) -> float
     return max(0.0, gather_s - compute_s) if prefetch else gather_s
 
 
+def exposed_tp_s(tp_s: float, gemm_s: float, tp: int) -> float:
+    """A pass's TP all-gathers and reduce-scatters when each is split into tp pieces and
+    pipelined with the GEMM it feeds or drains (Wang et al. ASPLOS 2023, "Overlap
+    Communication with Dependent Computation via Decomposition" §3; Megatron-LM
+    --tp-comm-overlap via Transformer Engine userbuffers): the GEMM hides the collective
+    except one piece, which cannot start (or finish) under it, and whatever outlasts it."""
+    return max(tp_s / tp, tp_s - gemm_s)
+
+
 def exposed_grad_sync_s(
     sync_s: float, rank_params: int, last_backward: Durations, chunks: int, overlap: bool
 ) -> float:
@@ -28,3 +37,13 @@ def exposed_grad_sync_s(
     window = chunks * (last_backward.b + last_backward.w)
     last_bucket = sync_s * min(1.0, BUCKET_PARAMS / max(rank_params, 1))
     return max(last_bucket, sync_s - window)
+
+
+def overlapped_pair_s(f_compute: float, f_comm: float, b_compute: float, b_comm: float) -> float:
+    """Seconds of one overlapped forward+backward pair (DualPipe(V)'s F&B).
+
+    DeepSeek-V3 (arXiv 2412.19437) §3.2.1: in a pair of chunks, the computation of one hides
+    the communication of the other. Both computations still share the GPU, so they add; each
+    side's communication shows only where it outlasts the other side's computation.
+    """
+    return f_compute + b_compute + max(0.0, f_comm - b_compute) + max(0.0, b_comm - f_compute)

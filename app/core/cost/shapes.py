@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.models import ModelSpec
-from app.core.schedules import ScheduleName, stage_location
+from app.core.schedules import ScheduleName, stage_location, stages_per_copy, virtual_stage
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,15 @@ def chunk_layers(split: Sequence[int], name: ScheduleName | str, pp: int) -> lis
         rank, chunk = stage_location(name, vs, pp)
         out[rank][chunk] = n
     return out
+
+
+def chunk_ends(name: ScheduleName | str, pp: int, chunks: int) -> list[list[tuple[bool, bool]]]:
+    """(holds the embedding, holds the head) of each rank's chunks: the first and the last
+    stage of each copy of the model (one copy; DualPipe's two put both on each end rank)."""
+    name = ScheduleName(name)
+    run = stages_per_copy(name, pp, chunks)
+    at = [[virtual_stage(name, r, c, pp) % run for c in range(chunks)] for r in range(pp)]
+    return [[(k == 0, k == run - 1) for k in row] for row in at]
 
 
 def even_chunk_layers(m: ModelSpec, pp: int, chunks: int) -> list[list[int]]:

@@ -22,6 +22,7 @@ class Training:
     flash_attention: bool = True
     overlap_grad_reduce: bool = False  # Megatron's --overlap-grad-reduce (DDP/FSDP buckets)
     overlap_param_gather: bool = False  # Megatron's --overlap-param-gather (ZeRO-3 prefetch)
+    tp_comm_overlap: bool = False  # Megatron's --tp-comm-overlap (TE userbuffers)
 
     @property
     def passes(self) -> int:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from app.core.advice import Breakdown, advise
-from app.core.cost import comm, durations, flops, memory, step
+from app.core.advice import Breakdown, WhatIf, advise
+from app.core.cost import comm, durations, flops, memory, shapes, step
+from app.core.cost.training import Training
 from app.core.hardware import HardwareSpec
 from app.core.models import ModelSpec
 from app.core.scenario import Scenario
-from app.core.schedules import Action, stage_location
+from app.core.schedules import RELEASE_BY_UNIT, SPLIT_BACKWARD, Action, stage_location
 from app.core.simulate import Durations, Timeline, peak_held, simulate
 from app.core.specs import layer_split, rank_layers, training_of
 from app.core.topology import Layout
@@ -33,7 +34,11 @@ class Prediction:
 
 
 def balance_json(
-    layers: list[list[int]], chunk_d: list[list[Durations]], head: int, split: list[int]
+    layers: list[list[int]],
+    chunk_d: list[list[Durations]],
+    head: int,
+    split: list[int],
+    ends: list[list[tuple[bool, bool]]] | None = None,
 ) -> dict[str, Any]:
     """Per pipeline rank: its layers per chunk and its F+B(+W) seconds of one micro-batch
     through all its chunks, beside the slowest rank's (1F1B's steady state runs at the
@@ -47,8 +52,9 @@ def balance_json(
             "total_layers": sum(layers[r]),
             "fb_s": work[r],
             "of_slowest": work[r] / slowest if slowest > 0 else 1.0,
-            "embedding": r == 0,
-            "head": r == head,
+            # shapes.chunk_ends: DualPipe's end ranks each hold an embedding and a head.
+            "embedding": any(e for e, _ in ends[r]) if ends else r == 0,
+            "head": any(h for _, h in ends[r]) if ends else r == head,
         }
         for r in range(len(layers))
     ]
@@ -83,19 +89,41 @@ def links_of(layout: Layout, hw: HardwareSpec) -> dict[str, str]:
     }
 
 
+def what_if(m: ModelSpec, t: Training, layout: Layout, memory_args: tuple, **change) -> WhatIf:
+    """The peak-memory GPU and its TP bytes with ``change`` applied to the training (the
+    advice's numbers for recompute and mixed precision); memory_args = stage_memory's rest."""
+    t2 = replace(t, **change)
+    stages = memory.stage_memory(m, t2, *memory_args)
+    top = max(stages, key=lambda st: st.total_bytes)
+    chunks, layers = memory_args[1], memory_args[4]
+    rank_params = max(st.params for st in stages)
+    tp_b = comm.step_comm_bytes(m, t2, layout, chunks, rank_params, layers)["tp_bytes"]
+    ratio = flops.hardware_flops(m, 1, t2.recompute) / flops.hardware_flops(m, 1, t.recompute)
+    return WhatIf(top.total_bytes, top.activations_bytes, tp_b, ratio)
+
+
 def predict(
     s: Scenario, m: ModelSpec, hw: HardwareSpec, layout: Layout, actions: list[list[Action]]
 ) -> Prediction:
     t = training_of(s)
     head = stage_location(s.schedule, s.pp * s.chunks - 1, s.pp)[0]
     layers = rank_layers(s, m)
-    chunk_d, tp_pass = durations.chunk_durations(m, hw, t, layout, s.chunks, head, layers)
+    ends = shapes.chunk_ends(s.schedule, s.pp, s.chunks)  # DualPipe: both end ranks hold both
+    pairs = s.schedule in RELEASE_BY_UNIT  # DualPipe(V)'s overlapped F&B pairs
+    chunk_d, tp_pass = durations.chunk_durations(
+        m, hw, t, layout, s.chunks, head, layers, ends, pairs
+    )
     timeline = simulate(s.schedule, actions, chunk_d, s.virtual_stages)
     # Unequal chunks on a rank: which are in flight at the peak matters (one more pass).
     uneven = any(len(set(row)) > 1 for row in layers)
     held = peak_held(s.schedule, timeline.events, layers) if uneven else None
     par = (s.dp, s.tp, s.pp)
-    stages = memory.stage_memory(m, t, par, s.chunks, head, timeline.peak_inflight, layers, held)
+    # Split backward: B's keep what their W's need until the W (Qi et al. 2024 Table 1 M_W).
+    split = s.schedule in SPLIT_BACKWARD
+    frontier = memory.held_frontier(timeline.events, layers) if split else None
+    memory_args = (par, s.chunks, head, timeline.peak_inflight, layers, held, ends, frontier)
+    stages = memory.stage_memory(m, t, *memory_args)
+    top = max(stages, key=lambda st: st.total_bytes)
     rank_params = max(st.params for st in stages)
     comm_b = comm.step_comm_bytes(m, t, layout, s.chunks, rank_params, layers)
     tail = step.tail(rank_params, t, layout, hw, chunk_d, s.chunks)
@@ -121,6 +149,20 @@ def predict(
         tp=s.tp,
         schedule=s.schedule.value,
         tp_crosses_node=links["tp"] == "inter",
+        dtype=t.dtype,
+        recompute=t.recompute,
+        peak_bytes=top.total_bytes,
+        activations_bytes=top.activations_bytes,
+        capacity_bytes=capacity,
+        tp_bytes=comm_b["tp_bytes"],
+        # A forward-only step keeps no activations for a backward: nothing to recompute.
+        full_recompute=None
+        if t.forward_only
+        else what_if(m, t, layout, memory_args, recompute="full"),
+        bf16=replace(
+            what_if(m, t, layout, memory_args, dtype="bf16"),
+            gemm_rate=hw.matmul_tflops(2) / hw.matmul_tflops(t.element_bytes),
+        ),
     )
     sections = {
         "model": asdict(m),
@@ -148,7 +190,7 @@ def predict(
         "tokens_per_s": batch * m.seq_len / step_s,
         "advice": [asdict(a) for a in advise(breakdown)],
         "stage_balance": {
-            **balance_json(layers, chunk_d, head, layer_split(s, m)),
+            **balance_json(layers, chunk_d, head, layer_split(s, m), ends),
             "given": s.stage_layers is not None,  # stage_layers, else the default split
         },
     }
