@@ -26,6 +26,7 @@ from app.api import (
     pages,
     plan,
     plan_page,
+    primer,
     quiz,
     run_pages,
     runs,
@@ -99,6 +100,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(model_import.router)
     app.include_router(plan.router)
     app.include_router(trend.router)
+    app.include_router(primer.router)
     app.include_router(views.router)
     app.include_router(trace.router)
     app.include_router(runs.router)
@@ -114,6 +116,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(plan_page.make_router())
     app.include_router(fidelity.make_router())
     app.include_router(quiz.make_router())
+    app.include_router(primer.make_page_router())
     app.include_router(run_pages.make_router())
     # Last, so outermost: a foreign Host (DNS rebinding) is refused before any route runs.
     hosts.install(app, settings)

@@ -42,6 +42,7 @@ class ViewState(BaseModel):
     t: float = Field(0.0, ge=0, le=1e12, description="flow cursor, in timeline units")
     color: Literal["dp", "pp", "tp", "node"] = "pp"
     speed: float = Field(2.0, gt=0, le=64, description="animation steps per second")
+    playing: bool = Field(False, description="flow animation running (Space toggles it)")
 
 
 VIEW_KEYS = frozenset(ViewState.model_fields)

@@ -28,7 +28,7 @@ from app.paths import asset_dir
 
 Evaluator = Callable[[Scenario], dict[str, Any]]
 # View-state controls each page draws; an error on any other key goes to the page's banner.
-PAGE_CONTROLS = {"overview": {"color", "rank"}, "flow": {"speed", "t", "rank"}}
+PAGE_CONTROLS = {"overview": {"color", "rank"}, "flow": {"speed", "t", "rank", "playing"}}
 # ?preset=NAME answers a redirect to the whole query, so the address bar keeps every value.
 PAGE_PRESETS = {"article": ARTICLE_DEMO}
 ARTICLE_MAX_ROWS = 32  # the printout is one row per GPU: past this it is a wall, not a lesson

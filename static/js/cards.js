@@ -25,11 +25,56 @@ function stat(node, label, value, cls = "") {
   node.append(row);
 }
 
+// A core token: a string as it is, or {v, u} formatted by its unit (formula_tokens.py).
+function token(t) {
+  if (typeof t === "string") return t;
+  const { v, u } = t;
+  if (u === "B") return bytes(v);
+  if (u === "s") return seconds(v);
+  if (u === "%") return pct(v);
+  if (u === "pts") return `${v < 0 ? "−" : "+"}${(Math.abs(v) * 100).toFixed(1)} ${tr("formulas.pts")}`;
+  if (u === "u") return `${num(v)} ${tr("formulas.teaching_units")}`;
+  if (u === "flop") return `${num(v / 1e15)} PFLOP`;
+  if (u === "flop/s") return `${num(v / 1e12)} TFLOP/s`;
+  if (u === "tok/s") return `${num(v, 4)} ${tr("perf.tokens")}`;
+  return num(v, 4);
+}
+
+// A chain of sides as "side = side = …", in a line tests and readers can find by name.
+function chainLine(chain, name, cls = "formula-line") {
+  const sides = chain.map((side) => side.map(token).join(""));
+  return el("p", { class: cls, "data-formula": name }, sides.join(" = "));
+}
+
+function fill(key, args) {
+  return tr(key).replace(/\{(\d)\}/g, (_, i) => (args[i] === undefined ? "" : token(args[i])));
+}
+
+// "simulated X vs closed form Y", then each cause with its size, or that they agree.
+function explain(node, card, vsKey, vsArgs) {
+  const causes = card.causes ?? [];
+  const box = el("div", { class: "formula-why", "data-formula-why": card.id });
+  box.append(el("p", { class: "muted" }, fill(vsKey, vsArgs)));
+  if (card.decomposed === false) box.append(el("p", { class: "muted" }, tr("formulas.undecomposed")));
+  else if (!causes.length) box.append(el("p", { class: "muted" }, tr("formulas.agrees")));
+  else {
+    box.append(el("p", { class: "muted" }, tr("formulas.why")));
+    const ul = el("ul", { class: "causes" });
+    for (const c of causes) {
+      const sign = c.delta.u !== "pts" && c.delta.v >= 0 ? "+" : ""; // "pts" carries its own
+      ul.append(el("li", { "data-cause": c.key }, `${fill(c.key, c.args)}: ${sign}${token(c.delta)}`));
+    }
+    box.append(ul);
+  }
+  node.append(box);
+}
+
 function world(model) {
   const node = body("card-world");
-  const { sizes, world_size: n, nodes, gpus_per_node: gpn } = model.layout;
-  const big = el("p", { class: "big" }, `${sizes.dp} × ${sizes.tp} × ${sizes.pp} = ${n}`);
-  node.append(big, el("p", { class: "muted" }, "DP × TP × PP"));
+  const { nodes, gpus_per_node: gpn } = model.layout;
+  const f = model.formulas?.world;
+  if (f) node.append(chainLine(f.chain.slice(1), "world", "big"));
+  node.append(el("p", { class: "muted" }, "DP × TP × PP"));
   stat(node, tr("node"), `${nodes} × ${gpn} GPU`);
 }
 
@@ -38,6 +83,11 @@ function bubble(model) {
   const tl = model.timeline;
   node.append(el("p", { class: "big" }, pct(tl.bubble_fraction)));
   node.append(el("p", { class: "muted" }, `${tr("cards.bubble_note")} · ${model.schedule.name}, m = ${model.schedule.microbatches}`));
+  const f = model.formulas?.bubble;
+  if (!f) return;
+  node.append(chainLine(f.chain, "bubble"));
+  if (f.reference) node.append(el("p", { class: "muted" }, fill("formulas.reference", [model.schedule.name])));
+  explain(node, f, "formulas.vs", [f.simulated, f.closed]);
 }
 
 function perf(model) {
@@ -49,6 +99,10 @@ function perf(model) {
   if (band) node.append(band);
   stat(node, tr("perf.mfu"), pct(model.mfu));
   stat(node, tr("perf.tokens"), num(model.tokens_per_s, 4));
+  const f = model.formulas?.step;
+  if (!f) return;
+  node.append(chainLine(f.chain, "step"), chainLine(f.tokens, "tokens"), chainLine(f.mfu, "mfu"));
+  node.append(el("p", { class: "muted where" }, tr("formulas.where.step")));
 }
 
 function linkName(link) {
@@ -71,6 +125,10 @@ function comm(model) {
     if (model.layout.crosses_node[axis]) tr_.classList.add("crosses");
   }
   node.append(table);
+  const f = model.formulas?.comm;
+  if (!f) return;
+  for (const axis of ["tp", "pp", "dp"]) node.append(chainLine(f.axes[axis], `comm-${axis}`));
+  node.append(el("p", { class: "muted where" }, tr("formulas.where.comm")));
 }
 
 function advice(model) {
@@ -108,6 +166,35 @@ function memory(model) {
   verdict.textContent = mem.fits === false ? tr("mem.oom") : mem.fits ? tr("mem.fits") : "";
   node.append(keys, chart, verdict);
   memoryChart(chart, mem, PARTS);
+  const f = model.formulas?.memory;
+  if (!f) return;
+  node.append(chainLine(f.chain, "memory"), el("p", { class: "muted where" }, tr("formulas.where.memory")));
+  explain(node, f, "formulas.memory_vs", [{ v: f.stage, u: "n" }, f.simulated, f.closed]);
+}
+
+// The formulas section: each formula again with this scenario's numbers under it.
+const SECTION = [
+  ["f-world", "world", (f) => [f.world.chain]],
+  ["f-batch", "batch", (f) => [f.batch.chain, f.batch.tokens]],
+  ["f-bubble", "bubble", (f) => [f.bubble.chain]],
+  ["f-memory", "memory", (f) => [f.memory.chain]],
+  ["f-allreduce", "comm-dp", (f) => [f.comm.axes.dp]],
+  ["f-split", "comm-tp", (f) => [f.comm.axes.tp]],
+];
+
+function section(model) {
+  const f = model.formulas;
+  for (const [id, name, chains] of SECTION) {
+    const box = document.getElementById(id);
+    if (!box || !f) continue;
+    box.querySelector(".with-numbers")?.remove();
+    const wrap = el("div", { class: "with-numbers" });
+    wrap.append(el("p", { class: "muted" }, tr("formulas.with_numbers")));
+    for (const chain of chains(f)) wrap.append(chainLine(chain, name));
+    const where = tr(`formulas.where.${name.split("-")[0]}`);
+    wrap.append(el("p", { class: "muted where" }, where));
+    box.append(wrap);
+  }
 }
 
 export function renderCards(model) {
@@ -118,4 +205,5 @@ export function renderCards(model) {
   advice(model);
   memory(model);
   renderStageBalance(document.querySelector("#card-balance .body"), model);
+  section(model);
 }

@@ -63,7 +63,7 @@ export function updateLinks() {
   // The comparison takes the current scenario as the factory preset's base.
   const cq = [sq && `preset=factory&${sq}`, params().lang === "zh" && "lang=zh"].filter(Boolean);
   const hrefs = { overview: `/?${qs}`, flow: `/flow?${qs}`, api: `/api/scenario?${sq}`,
-    compare: `/compare?${cq.join("&")}`, trend: `/trend?${qs}` };
+    compare: `/compare?${cq.join("&")}`, trend: `/trend?${qs}`, primer: `/primer?${qs}` };
   for (const a of document.querySelectorAll("[data-nav]")) if (hrefs[a.dataset.nav]) a.href = hrefs[a.dataset.nav];
   const trace = document.getElementById("export-trace");
   if (trace) trace.href = `/api/trace?${sq}`;

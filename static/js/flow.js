@@ -1,6 +1,8 @@
 // Flow page: the animated timeline, the mini rank grid lit by the cursor, and the player.
 import { bandNode } from "./band.js";
 import { bindForm, bindHeader, showErrors } from "./controls.js";
+import { bindFlowKeys } from "./flow_keys.js";
+import { captionText, renderChunks, renderKinds } from "./flow_legend.js";
 import { el, num, pct, seconds } from "./fmt.js";
 import { RankGrid } from "./grid.js";
 import { showTip } from "./grid_input.js";
@@ -105,14 +107,29 @@ function show(k, { updateUrl = true } = {}) {
   lightGrid(t);
   inflight(t);
   timeline.setCursor(t);
+  caption(t);
   if (updateUrl) setParams({ t: s.k === 0 ? "" : t });
+}
+
+// The core's sentence for this frame, under the animation and as the chart's accessible name.
+function caption(t) {
+  const text = captionText(s.extra.captions, s.k, t);
+  $("flow-caption").textContent = text;
+  $("timeline-overlay").setAttribute("aria-label", text);
+}
+
+// Playing is part of the URL's state; while it plays the caption is not read out each step.
+function playing(on) {
+  ui.play.textContent = on ? ui.play.dataset.pause : ui.play.dataset.play;
+  document.body.dataset.playing = on ? "1" : "0";
+  $("flow-caption").setAttribute("aria-live", on ? "off" : "polite");
+  setParams({ playing: on ? "1" : "" });
 }
 
 function stop() {
   clearTimeout(s.playing);
   s.playing = null;
-  ui.play.textContent = ui.play.dataset.play;
-  document.body.dataset.playing = "0";
+  playing(false);
 }
 
 function tick() {
@@ -124,8 +141,7 @@ function tick() {
 function play() {
   if (s.playing) return stop();
   if (s.k >= times().length - 1) show(0);
-  ui.play.textContent = ui.play.dataset.pause;
-  document.body.dataset.playing = "1";
+  playing(true);
   s.playing = setTimeout(tick, 1000 / Number(ui.speed.value));
 }
 
@@ -142,7 +158,10 @@ function filterTimeline() {
   const stage = rank === null ? null : s.model.layout.ranks[rank].pp;
   $("filter-note").hidden = rank === null;
   $("filter-rank").textContent = rank === null ? "" : `${rank} (${tr("stage")} ${stage})`;
-  return timeline.setData(s.model, s.extra, stage).then(() => show(s.k, { updateUrl: false }));
+  return timeline.setData(s.model, s.extra, stage).then(() => {
+    renderChunks(s.extra.chunks, $("timeline"));
+    show(s.k, { updateUrl: false });
+  });
 }
 
 // The predicted step time, with the model's error band on published runs like it.
@@ -159,7 +178,7 @@ function stageBalance(model) {
   renderStageBalance(document.querySelector("#card-balance .body"), model);
 }
 
-async function draw(next, t) {
+async function draw(next, t, autoplay = false) {
   showErrors(next.errors);
   document.body.dataset.state = next.model ? "ok" : "error";
   if (!next.model) return;
@@ -176,6 +195,7 @@ async function draw(next, t) {
   s.k = frameAt(times(), t);
   show(s.k, { updateUrl: false });
   await filterTimeline();
+  if (autoplay) play();
   document.body.dataset.ready = "flow";
 }
 
@@ -185,25 +205,11 @@ async function update() {
   if (mine === s.seq) await draw(next, 0);
 }
 
-function legend() {
-  const box = $("flow-legend");
-  for (const [key, colour] of [["F", KIND.F], ["B", KIND.B], ["W", KIND.W], ["dp", KIND.dp], ["optim", KIND.optim]]) {
-    const item = el("span", { class: "item" });
-    item.append(el("i", { style: `background:${colour}` }), tr(`kind.${key}`));
-    box.append(item);
-  }
-  const idle = el("span", { class: "item" });
-  idle.append(el("i", { class: "pattern" }), tr("kind.idle"));
-  const hidden = el("span", { class: "item" });
-  hidden.append(el("i", { class: "pattern-dp" }), tr("kind.dp_hidden"));
-  const send = el("span", { class: "item" }, `→ ${tr("kind.send")}`);
-  const pulse = el("span", { class: "item" }, `◯ ${tr("flow.tp_pulse")}`);
-  box.append(idle, hidden, send, pulse);
-}
-
 ui.play.addEventListener("click", play);
-$("step-back").addEventListener("click", () => (stop(), show(s.k - 1)));
-$("step-forward").addEventListener("click", () => (stop(), show(s.k + 1)));
+const step = (delta) => s.model && (stop(), show(s.k + delta));
+$("step-back").addEventListener("click", () => step(-1));
+$("step-forward").addEventListener("click", () => step(1));
+bindFlowKeys({ step, toggle: () => s.model && play() });
 ui.cursor.addEventListener("input", () => (stop(), show(Number(ui.cursor.value))));
 ui.speed.addEventListener("change", () => setParams({ speed: ui.speed.value }));
 ui.rank.addEventListener("change", () => {
@@ -224,9 +230,10 @@ $("export-png").addEventListener("click", async () => {
 });
 
 mini.selected = start.state.rank;
-legend();
+renderKinds($("flow-legend"));
 bindHeader();
 bindForm(update);
 // A view model over the server's embed bound is not in the page (app/api/limits.py): fetch it.
-if (start.extra?.deferred) refetch("/api/flow").then((next) => draw(next, start.state.t));
-else draw(start, start.state.t);
+const autoplay = start.state.playing;
+if (start.extra?.deferred) refetch("/api/flow").then((next) => draw(next, start.state.t, autoplay));
+else draw(start, start.state.t, autoplay);

@@ -144,7 +144,7 @@ function fixLinks() {
   const sq = new URLSearchParams(params());
   for (const k of page.view_keys) sq.delete(k);
   for (const a of document.querySelectorAll("[data-nav]")) {
-    const to = { overview: `/?${qs}`, flow: `/flow?${qs}`, api: `/api/sweep?${sq}` }[a.dataset.nav];
+    const to = { overview: `/?${qs}`, flow: `/flow?${qs}`, primer: `/primer?${qs}`, api: `/api/sweep?${sq}` }[a.dataset.nav];
     if (to) a.href = to;
   }
 }

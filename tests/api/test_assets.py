@@ -12,7 +12,7 @@ from app.api.assets import IMMUTABLE, StaticTree
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "static"
-PAGES = ("/", "/flow", "/compare", "/trend", "/plan", "/runs", "/runs/some-run")
+PAGES = ("/", "/flow", "/compare", "/trend", "/primer", "/plan", "/runs", "/runs/some-run")
 
 
 def fetch(client, url, accept=None, **headers):

@@ -38,8 +38,10 @@ def test_the_overview_embeds_the_order_comparison(client):
 
 
 def test_view_state_is_kept_out_of_the_scenario_and_echoed(client):
-    data = page_data(client.get("/flow?rank=3&t=2.5&lang=zh&speed=4&color=tp").text)
-    assert data["state"] == {"lang": "zh", "rank": 3, "t": 2.5, "color": "tp", "speed": 4.0}
+    data = page_data(client.get("/flow?rank=3&t=2.5&lang=zh&speed=4&color=tp&playing=1").text)
+    assert data["state"] == {
+        "lang": "zh", "rank": 3, "t": 2.5, "color": "tp", "speed": 4.0, "playing": True
+    }  # fmt: skip
     assert data["model"]["scenario"] == Scenario().model_dump(mode="json")
 
 
@@ -131,7 +133,17 @@ def test_nothing_in_templates_or_static_points_off_the_server():
         assert not re.search(r"""(fetch|import)\s*\(\s*["'`]https?:""", text)
 
 
-PAGES = ("/", "/flow", "/compare", "/trend", "/plan", "/fidelity", "/runs", "/runs/some-run")
+PAGES = (
+    "/",
+    "/flow",
+    "/compare",
+    "/trend",
+    "/primer",
+    "/plan",
+    "/fidelity",
+    "/runs",
+    "/runs/some-run",
+)
 
 
 @pytest.mark.parametrize("path", PAGES)

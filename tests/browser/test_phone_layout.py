@@ -23,7 +23,9 @@ def page_width(page) -> int:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("path,view", [("/plan?gpus=64", "plan"), ("/trend", "trend")])
+@pytest.mark.parametrize(
+    "path,view", [("/plan?gpus=64", "plan"), ("/trend", "trend"), ("/primer", "primer")]
+)
 def test_nothing_scrolls_sideways_on_a_phone(phone, base_url, path, view, lang):
     open_view(
         phone,
