@@ -10,6 +10,7 @@ from test_probe_correctness import SCHEDULES, STEPS, mesh_args
 from app.core.protocol import ProbeRecord
 from app.core.schedules import (
     FORWARD_ONLY,
+    MULTI_CHUNK,
     ScheduleName,
     build,
     chunks_per_rank,
@@ -68,7 +69,7 @@ def test_communication_is_timed_where_it_happens(schedule, launches):
 
 
 def _virtual_stages(schedule: str) -> int:
-    return 2 if schedule == "interleaved" else 1
+    return 2 if ScheduleName(schedule) in MULTI_CHUNK else 1
 
 
 def _chunks(schedule: str) -> int:
