@@ -5,7 +5,10 @@
 For interleaved 1F1B at several sizes up to p=64, m=512, v=4 it prints, measured in the same
 process one after the other:
 
-* meshscope: ``schedules.build`` alone, and build + ``simulate`` (the timeline, with times);
+* meshscope: ``schedules.build`` alone; build + ``simulate`` (every action's start and end,
+  makespan, bubble, peak in flight); and that plus ``Timeline.events``, the one Event object
+  per action that the flow view and traces read (made on first use, so the planner and
+  sweeps, which read only the summary, do not pay for it);
 * torch's order generation alone: ``ScheduleInterleaved1F1B._calculate_single_rank_operations``
   for every rank, what the schedule class computes into ``pipeline_order`` before it lowers
   the orders to send/recv (torch/distributed/pipelining/schedules.py);
@@ -50,11 +53,14 @@ def best_of(fn: Callable[[], object], repeats: int) -> float:
     return min(times)
 
 
-def ours(p: int, m: int, v: int) -> tuple[float, float]:
-    """(build, build + simulate) seconds, best of 3."""
+def ours(p: int, m: int, v: int) -> tuple[float, float, float]:
+    """(build, build + simulate, build + simulate + events) seconds, best of 3."""
     built = best_of(lambda: build("interleaved", p, m, v), 3)
     both = best_of(lambda: simulate("interleaved", build("interleaved", p, m, v), COSTS, v), 3)
-    return built, both
+    events = best_of(
+        lambda: simulate("interleaved", build("interleaved", p, m, v), COSTS, v).events, 3
+    )
+    return built, both, events
 
 
 def torch_schedule(p: int, m: int, v: int):
@@ -81,14 +87,14 @@ def theirs(p: int, m: int, v: int) -> tuple[float, float]:
 
 
 def row(p: int, m: int, v: int, with_torch: bool) -> str:
-    built, both = ours(p, m, v)
-    cells = f"{p:>3} {m:>4} {v:>2} | {built * 1e3:8.1f} {both * 1e3:9.1f}"
+    built, both, events = ours(p, m, v)
+    cells = f"{p:>3} {m:>4} {v:>2} | {built * 1e3:8.1f} {both * 1e3:9.1f} {events * 1e3:8.1f}"
     if not with_torch:
         return cells
     order, whole = theirs(p, m, v)
     return (
         f"{cells} | {order * 1e3:9.1f} {whole * 1e3:10.1f} | "
-        f"{order / both:8.2f}x {whole / both:9.1f}x"
+        f"{order / both:8.2f}x {order / events:8.2f}x {whole / both:9.1f}x"
     )
 
 
@@ -101,9 +107,9 @@ def main() -> None:
         with_torch = False
         print("torch not installed: meshscope's times only")
     print("interleaved 1F1B, times in ms (best of 3; get_schedule_ops once)")
-    head = "  p    m  v |    build  build+sim"
+    head = "  p    m  v |    build  build+sim  +events"
     if with_torch:
-        head += " | torch ord  get_sc_ops | ord/ours  get/ours"
+        head += " | torch ord  get_sc_ops | ord/ours ord/+evs  get/ours"
     print(head)
     for p, m, v in QUICK if "--quick" in sys.argv else SIZES:
         print(row(p, m, v, with_torch), flush=True)

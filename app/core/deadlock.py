@@ -257,23 +257,23 @@ def _explain(o: _Orders, plans: list[_Rank], pos: list[int], ended: set, sent: s
     return [h for _, h in sorted(ranked, key=lambda th: (th[0], th[1].rank))]
 
 
-def check_simulated(name, actions, v: int, pos: list[int], end: list[float], ops) -> None:
+def check_simulated(name, actions, v: int, pos: list[int], ended: int, ops) -> None:
     """After the simulator's own pass: a rank that never finished, an action listed twice
-    (fewer distinct actions ended than listed) or, for schedules released by unit (``ops``
-    given), an action run before its own rank's input (compiled as done: -2 - key). Any of
-    them: the dry run says which action hangs and why."""
+    (``ended``, the distinct actions that ended, fewer than listed) or, for schedules
+    released by unit (``ops`` given), an action run before its own rank's input (compiled as
+    done: -2 - key). Any of them: the dry run says which action hangs and why."""
     total = sum(len(row) for row in actions)
     finished = all(p == len(row) for p, row in zip(pos, actions, strict=True))
-    if finished and len(end) - end.count(-1.0) == total and _own_first(ops, len(end)):
+    if finished and ended == total and _own_first(ops):
         return
     dry_run(name, actions, v)
     raise OrderError("the simulator and the dry run disagree about these orders")
 
 
-def _own_first(ops, n_keys: int) -> bool:
+def _own_first(ops) -> bool:
     if ops is None:
         return True
-    seen = bytearray(n_keys)
+    seen = bytearray(1 + max((op[0] for row in ops for op in row), default=0))
     for row in ops:
         for key, d1, _, d2, *_ in row:
             if (d1 < -1 and not seen[-2 - d1]) or (d2 < -1 and not seen[-2 - d2]):

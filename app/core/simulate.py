@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import reduce
-from itertools import chain, repeat
-from operator import add, itemgetter, sub
+from functools import cached_property
+from itertools import accumulate, chain, count, repeat
+from operator import itemgetter, sub
 from typing import NamedTuple, TypeAlias
 
 from app.core.deadlock import DeadlockError as DeadlockError  # re-exported: callers catch it
@@ -92,12 +92,29 @@ class Event(NamedTuple):
 
 @dataclass(frozen=True)
 class Timeline:
-    events: list[Event]  # grouped by rank, each rank's in execution order
+    """A simulated step. Times are kept per rank in execution order; ``events`` makes one
+    Event per action on first use, since callers that read only the summary (the planner,
+    sweeps, compare) would otherwise allocate hundreds of thousands for nothing."""
+
+    actions: list[list[Action]]
+    starts: list[list[float]]
+    ends: list[list[float]]
     makespan: float
     bubble_fraction: float
     bubble_over_ideal: float
     peak_inflight: list[int]
     busy: list[float] = field(default_factory=list)
+
+    @cached_property
+    def events(self) -> list[Event]:
+        """Every action with its times, grouped by rank, each rank's in execution order."""
+        make, out = tuple.__new__, []  # an Event without NamedTuple's Python-level __new__
+        times = zip(self.actions, self.starts, self.ends, strict=True)
+        for rank, (row, st, en) in enumerate(times):
+            if row:
+                kinds, mbs, chunks = zip(*row, strict=True)
+                out.extend(map(make, repeat(Event), zip(repeat(rank), kinds, mbs, chunks, st, en)))
+        return out
 
 
 # A compiled action (schedules released by unit) is a tuple (key, dep1, hop1, dep2, hop2,
@@ -169,116 +186,127 @@ def simulate(
         if name in RELEASE_BY_UNIT:
             ops = _compile(name, actions, chunk_d, m, nvs)
             start, end, pos = run_units(ops, 3 * m * nvs)
-            rows, busy = _by_rank(ops, actions, start, end), None
+            starts, ends = _by_rank(ops, start, end)
+            ended = len(end) - end.count(-1.0)
         else:
-            ops, (rows, busy, end, pos) = None, _run(name, actions, chunk_d, m, nvs)
+            ops, (starts, ends, ended, pos) = None, _run(name, actions, chunk_d, m, nvs)
     except (IndexError, KeyError):  # a chunk the rank lacks, an unknown kind: the dry run says
         dry_run(name, actions, virtual_stages)
         raise
-    check_simulated(name, actions, virtual_stages, pos, end, ops)
-    return _summarise(name, *_summary(rows, busy))
+    check_simulated(name, actions, virtual_stages, pos, ended, ops)
+    return _summarise(name, actions, starts, ends)
 
 
-def _by_rank(ops: list[list[tuple]], actions, start, end) -> list[list[Event]]:
-    """Each rank's events in its order, from times by key."""
-    make, out = tuple.__new__, []
-    for rank, (row, compiled) in enumerate(zip(actions, ops, strict=True)):
-        keys = list(map(itemgetter(0), compiled))
-        # (rank,) + (kind, mb, chunk) + (start, end), made an Event without NamedTuple's __new__
-        times = zip(map(start.__getitem__, keys), map(end.__getitem__, keys), strict=True)
-        out.append(list(map(make, repeat(Event), map(add, map(add, repeat((rank,)), row), times))))
-    return out
+def _by_rank(ops: list[list[tuple]], start, end) -> tuple[list[list[float]], list[list[float]]]:
+    """Each rank's start and end times in its order, from times by key."""
+    keys = [list(map(itemgetter(0), row)) for row in ops]
+    starts = [list(map(start.__getitem__, k)) for k in keys]
+    return starts, [list(map(end.__getitem__, k)) for k in keys]
 
 
-def _summary(rows: list[list[Event]], busy=None) -> tuple[list[Event], list[float], float]:
-    """All events grouped by rank, each rank's busy time (summed left to right, event by
-    event, unless the run did) and the makespan."""
-    if busy is None:
-        ends, starts = itemgetter(5), itemgetter(4)
-        busy = [reduce(add, map(sub, map(ends, row), map(starts, row)), 0.0) for row in rows]
-    makespan = max((row[-1].end for row in rows if row), default=0.0)  # ends never decrease
-    return list(chain.from_iterable(rows)), busy, makespan
+def _fast_templates(name, rank, ds, split, m, nvs) -> dict[str, list[tuple]]:
+    """``_templates`` for ``_run``'s key space, where every action has two inputs: keys are
+    base + mb * (nvs + 1) + vs + 1, column 0 of the F block is an input that is always ready
+    (the first stage's forward), and a missing second input repeats the first."""
+    block, col = m * nvs, nvs + 1
+
+    def widen(key: int) -> int:  # kind block * m * col + vs + 1
+        return (key // block) * m * col + key % block + 1
+
+    wide = {}
+    for kind, rows in _templates(name, rank, ds, split, m, nvs).items():
+        wide[kind] = [
+            (widen(key), d1w, h1, *((d1w, h1) if d2 is None else (widen(d2), h2)), dur)
+            for key, d1, h1, d2, h2, dur, _, _ in rows
+            for d1w in [0 if d1 is None else widen(d1)]
+        ]
+    return wide
 
 
-def _run(name, actions, chunk_d, m, nvs) -> tuple[list[list[Event]], list[float], list, list]:
+def _run(name, actions, chunk_d, m, nvs) -> tuple[list[list[float]], list[list[float]], int, list]:
     """Earliest start of every action given per-rank order: one pass with a wait list, each
-    action's key and inputs read from its rank's templates. Returns each rank's events and
-    busy time, the end of every key (-1: never ran) and how far each rank got."""
-    split = any(a.kind == "W" for rank in actions for a in rank)
-    tmpls = [_templates(name, r, chunk_d[r], split, m, nvs) for r in range(len(actions))]
-    end = [-1.0] * (3 * m * nvs)
-    rows: list[list] = [[None] * len(row) for row in actions]
-    pos, free, busy = [0] * len(actions), [0.0] * len(actions), [0.0] * len(actions)
-    waiting: dict[int, list[int]] = {}
+    action's key and inputs read from its rank's templates. Returns each rank's start and end
+    times, how many distinct actions ended and how far each rank got."""
+    split = any("W" in map(itemgetter(0), row) for row in actions)
+    tmpls = [_fast_templates(name, r, chunk_d[r], split, m, nvs) for r in range(len(actions))]
+    col = nvs + 1
+    end = [-1.0] * (3 * m * col)
+    end[0 : m * col : col] = [0.0] * m  # the always-ready input of every first forward
+    starts, ends = [[0.0] * len(row) for row in actions], [[0.0] * len(row) for row in actions]
+    pos, free = [0] * len(actions), [0.0] * len(actions)
+    # key -> the rank blocked on it. One at most: an output's consumers are the next stage
+    # and its own rank, which lists the producer first (or never finishes: check_simulated).
+    waiting: dict[int, int] = {}
     ready = list(range(len(actions)))
-    make = tuple.__new__  # an Event without NamedTuple's Python-level __new__
-    while ready:
+    while ready:  # this loop is the simulator's cost: kept flat, ~0.4 us per action
         rank = ready.pop()
-        row, tmpl, events = actions[rank], tmpls[rank], rows[rank]
-        t, i, work = free[rank], pos[rank], busy[rank]
+        row, tmpl, st, en = actions[rank], tmpls[rank], starts[rank], ends[rank]
+        t, i = free[rank], pos[rank]
         for i in range(i, len(row)):  # noqa: B020 (resumes where the rank stopped)
             kind, mb, chunk = row[i]
-            key, d1, h1, d2, h2, duration, _, _ = tmpl[kind][chunk]
-            at, s = mb * nvs, t
-            if d1 is not None:
-                e = end[at + d1]
-                if e < 0:
-                    waiting.setdefault(at + d1, []).append(rank)
-                    break
-                if e + h1 > s:
-                    s = e + h1
-            if d2 is not None:
-                e = end[at + d2]
-                if e < 0:
-                    waiting.setdefault(at + d2, []).append(rank)
-                    break
-                if e + h2 > s:
-                    s = e + h2
+            key, d1, h1, d2, h2, duration = tmpl[kind][chunk]
+            at = mb * col
+            e = end[at + d1]
+            if e < 0:
+                waiting[at + d1] = rank
+                break
+            s = e + h1 if e + h1 > t else t
+            e = end[at + d2]
+            if e < 0:
+                waiting[at + d2] = rank
+                break
+            if e + h2 > s:
+                s = e + h2
             t = s + duration
             key += at
-            end[key] = t
-            events[i] = make(Event, (rank, kind, mb, chunk, s, t))
-            work += t - s
+            end[key] = en[i] = t
+            st[i] = s
             if key in waiting:
-                ready.extend(waiting.pop(key))
+                ready.append(waiting.pop(key))
         else:
             i = len(row)
-        pos[rank], free[rank], busy[rank] = i, t, work
-    return rows, busy, end, pos
+        pos[rank], free[rank] = i, t
+    return starts, ends, len(end) - end.count(-1.0) - m, pos
 
 
-def _summarise(name: ScheduleName, events: list[Event], busy: list[float], makespan: float):
-    pp = len(busy)
+def _summarise(name: ScheduleName, actions, starts, ends) -> Timeline:
+    pp = len(actions)
+    # Each rank's busy time, summed left to right action by action.
+    busy = [sum(map(sub, en, st), 0.0) for st, en in zip(starts, ends, strict=True)]
+    makespan = max((en[-1] for en in ends if en), default=0.0)  # a rank's ends never decrease
     idle = pp * makespan - sum(busy)
     ideal = max(busy, default=0.0)
     return Timeline(
-        events=events,
+        actions=actions,
+        starts=starts,
+        ends=ends,
         makespan=makespan,
         # Narayanan et al. 2021 §2.2.1: bubble = idle / total device time in the pipeline.
         bubble_fraction=idle / (pp * makespan) if makespan > 0 else 0.0,
         # Megatron's convention (same paper, eq. for t_pb / t_id = (p-1)/m): over ideal time.
         bubble_over_ideal=(makespan - ideal) / ideal if ideal > 0 else 0.0,
-        peak_inflight=_peak_inflight(name, events, pp),
+        peak_inflight=_peak_inflight(name, actions),
         busy=busy,
     )
 
 
-def _peak_inflight(name: ScheduleName, events: list[Event], pp: int) -> list[int]:
+def _peak_inflight(name: ScheduleName, actions: list[list[Action]]) -> list[int]:
     """Forwards whose activations are still held, in chunk-microbatches, per rank.
 
     Counted from F to B; what a split backward's W still needs from its B on is counted apart
     (cost/memory.held_frontier). A forward-only schedule keeps no autograd graph: 1 at a time.
     """
     if name in FORWARD_ONLY:
-        return [1 if any(e.stage == r for e in events) else 0 for r in range(pp)]
-    held, peak = [0] * pp, [0] * pp
-    for e in events:  # each rank's events are in its execution order
-        if e.kind == "F":
-            held[e.stage] += 1
-            peak[e.stage] = max(peak[e.stage], held[e.stage])
-        elif e.kind == "B":
-            held[e.stage] -= 1
-    return peak
+        return [1 if row else 0 for row in actions]
+    return [_peak_held_forwards("".join(map(itemgetter(0), row))) for row in actions]
+
+
+def _peak_held_forwards(kinds: str) -> int:
+    """Peak of (forwards - backwards so far) over one rank's kinds, e.g. "FFBFBB" -> 2. It
+    peaks just before a B or at the end, so it is the peak of forwards counted before the
+    j-th B, minus j (string ops rather than a loop: a rank can list thousands)."""
+    runs = accumulate(map(len, kinds.replace("W", "").split("B")))
+    return max(map(sub, runs, count()))
 
 
 def peak_held(name: ScheduleName | str, events: list[Event], layers: list[list[int]]) -> list[int]:
