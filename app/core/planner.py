@@ -8,23 +8,31 @@ the full simulation for the best few, which are re-ranked by their simulated num
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import product
 from typing import Any
 
+from app.core import schedules
 from app.core.cost import durations, memory, shapes, step
 from app.core.cost.training import Training
 from app.core.evaluate import Registry, prepare
+from app.core.planner_why import framework_notes as framework_notes  # re-exported
+from app.core.planner_why import reason_text, why_of
 from app.core.presets import HARDWARE, MODELS, HardwareSpec, ModelSpec
-from app.core.scenario import Scenario
+from app.core.scenario import Scenario, ScenarioError
+from app.core.schedules import ScheduleName
 from app.core.simulate import Durations
 from app.core.topology import Layout
 
-# interleaved-zb and looped-bfs are left out: no closed form of their makespan to rank by.
 SCHEDULES = (
     ("1f1b", 1), ("zb-h1", 1), ("zb-h2", 1), ("interleaved", 2), ("interleaved", 4),
-    ("gpipe", 1),
+    ("looped-bfs", 2), ("gpipe", 1),
 )  # fmt: skip
+# Schedules with no closed form to rank by are simulated beside their closest relative
+# whenever it makes the shortlist: interleaved-zb is interleaved with W split off and
+# scheduled into the bubbles; DualPipe(V) run 1F1B's micro-batches in both directions.
+SIBLINGS = {"interleaved": ("interleaved-zb",), "1f1b": ("dualpipev", "dualpipe")}
+SIBLING_NAMES = frozenset(n for names in SIBLINGS.values() for n in names)
 # Split-backward schedules as 1F1B plus more warm-up and W lag (schedules_zb.deferred_w):
 # rank i's (warm-up, lag) = k * (p-1-i, i). Qi et al. 2024 §3.1: ZB-H1 k = 1, ZB-H2 k = 2.
 DEFERRED_W = {"zb-h1": 1, "zb-h2": 2}
@@ -80,7 +88,7 @@ def _runnable(c: Candidate, m: ModelSpec, batch: int) -> bool:
     micro = c.microbatches(batch)
     if c.pp * micro * c.v > MAX_PLAN_SLOTS:
         return False
-    if c.schedule == "interleaved":
+    if c.schedule in ("interleaved", "looped-bfs"):
         # Any layer count splits (shapes.default_split) while each virtual stage gets one.
         return c.pp > 1 and micro % c.pp == 0 and m.layers >= c.pp * c.v
     if c.schedule == "zb-h2":  # fewer micro-batches cannot fill its warm-up: no closed form
@@ -92,8 +100,8 @@ def _peak_inflight(c: Candidate, micro: int) -> list[int]:
     """Closed forms the simulator's tests check: 1F1B min(p-i, m), GPipe m, interleaved
     torch's warm-up (v-1)p + 2(p-1-i) + 1 capped at m*v."""
     p = c.pp
-    if c.schedule == "gpipe":
-        return [micro] * p
+    if c.schedule in ("gpipe", "looped-bfs"):  # every forward held until the backwards
+        return [micro * c.v] * p
     if c.schedule == "interleaved":
         return [min((c.v - 1) * p + 2 * (p - 1 - i) + 1, micro * c.v) for i in range(p)]
     if c.schedule == "zb-h2":  # Qi et al. 2024 §3.1: 2p-1 on stage 0, two fewer per stage
@@ -140,6 +148,12 @@ def _makespan(c: Candidate, micro: int, d: Durations) -> float:
         # its first B when B > F; the last stage starts (p-1)F late. The largest of the
         # three, exact at m >= 2p-1 (tests/core/test_schedules_zb.py).
         return micro * (f + b + w) + (p - 1) * max(f, f + b - 2 * w, b - f) + hops
+    if c.schedule == "looped-bfs":
+        # Derived (Lamy-Poirier 2023, arXiv 2211.05953 §3): GPipe's (m + p - 1)(F + B), and
+        # each further loop of a chunk waits for its first input to come round the ring,
+        # max(m*F, p*(F + p2p)) forward and likewise backward (test_planner_siblings.py).
+        fwd, bwd = max(micro * f, p * (f + d.p2p)), max(micro * (b + w), p * (b + w + d.p2p))
+        return (c.v - 1) * (fwd + bwd) + (micro + p - 1) * (f + b + w) + hops
     # Narayanan et al. 2021 §2.2: (m*v + p - 1) chunk slots of F + B (B including W).
     return (micro * c.v + p - 1) * (f + b + w) + hops
 
@@ -169,62 +183,35 @@ def scenario_of(c: Candidate, model: str, hardware: str, batch: int) -> Scenario
     )  # fmt: skip
 
 
+def _siblings(c: Candidate, batch: int) -> list[Candidate]:
+    """SIBLINGS of a shortlisted candidate that its pipeline shape allows (none at pp = 1,
+    where every schedule is the same)."""
+    out = []
+    if c.pp == 1:
+        return out
+    for name in SIBLINGS.get(c.schedule, ()):
+        try:
+            schedules.validate(ScheduleName(name), c.pp, c.microbatches(batch), c.v)
+        except schedules.ScheduleError:
+            continue
+        out.append(replace(c, schedule=name))
+    return out
+
+
 def _simulated(
     c: Candidate, model: str, hardware: str, batch: int, registry: Registry
-) -> dict[str, Any]:
-    """The exact (simulated) cost numbers of one candidate, without the layout's JSON."""
+) -> dict[str, Any] | None:
+    """The exact (simulated) cost numbers of one candidate, without the layout's JSON; None
+    for a sibling whose scenario is refused (e.g. too few layers for DualPipeV's 2p chunks)."""
     s = scenario_of(c, model, hardware, batch)
-    _, _, cost = prepare(s, registry)
+    try:
+        _, _, cost = prepare(s, registry)
+    except ScenarioError:
+        if c.schedule in SIBLING_NAMES:
+            return None
+        raise
     return {**cost.sections, "query": s.query(), "scenario": s.model_dump(mode="json"),
             "bubble_fraction": cost.timeline.bubble_fraction}  # fmt: skip
-
-
-def framework_notes(zero: int, pp: int) -> list[dict[str, Any]]:
-    """Frameworks that refuse a row's combination, as data a page can word in any language.
-
-    DeepSpeed's PipelineEngine asserts ZeRO stage < 2 (deepspeed/runtime/pipe/engine.py:
-    "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"); Megatron-LM's
-    distributed optimizer and torchtitan's FSDP2 + PP shard optimizer, gradients (and, in
-    torchtitan, parameters: ZeRO-3-like) across DP alongside pipelines.
-    """
-    if zero >= 2 and pp > 1:
-        return [{"code": "deepspeed_refuses_zero_pp", "framework": "deepspeed", "zero": zero,
-                 "pp": pp, "allowed_by": ["megatron", "torchtitan"]}]  # fmt: skip
-    return []
-
-
-NOTE_TEXT = {
-    "deepspeed_refuses_zero_pp": "DeepSpeed refuses ZeRO-{zero} with pipeline parallelism "
-    "(Megatron-LM and torchtitan's FSDP + PP allow ZeRO-3-like sharding)",
-}
-
-
-def _why(view: dict[str, Any], best: float, rank: int) -> dict[str, Any]:
-    """Why a row wins or loses, as numbers a page can word in any language."""
-    br, step, mem = view["breakdown"], view["step_time_s"], view["memory"]
-    lead = "fastest" if rank == 0 else "of_best"
-    return {
-        "lead": lead if mem["fits"] else "misfit",
-        "of_best": view["tokens_per_s"] / best,
-        "bubble": view["bubble_fraction"],
-        "tp_share": br["tp_s"] / step,
-        "dp_share": br["dp_s"] / step,
-        "memory": mem["peak_bytes"] / mem["capacity_bytes"],
-        "notes": framework_notes(view["scenario"]["zero"], view["scenario"]["pp"]),
-    }
-
-
-def reason_text(why: dict[str, Any]) -> str:
-    """The English sentence of a row's why."""
-    lead = {"fastest": "fastest that fits", "misfit": "does not fit in memory"}.get(
-        why["lead"], f"{why['of_best']:.0%} of the best"
-    )
-    text = (
-        f"{lead}: bubble {why['bubble']:.0%}, TP comm {why['tp_share']:.0%}, "
-        f"DP all-reduce {why['dp_share']:.0%}, memory {why['memory']:.0%} of HBM"
-    )
-    notes = [NOTE_TEXT[n["code"]].format(**n) for n in why.get("notes", ())]
-    return "; ".join([text, *notes])
 
 
 def plan(
@@ -243,22 +230,24 @@ def plan(
     fitting = sorted((x for x in scored if x[0]["fits"]), key=lambda x: -x[0]["tokens_per_s"])
     misfits = sorted((x for x in scored if not x[0]["fits"]), key=lambda x: x[0]["peak_bytes"])
     shortlist = [c for _, c in fitting[: top + 5]]
+    extra = [s for c in shortlist for s in _siblings(c, global_batch)]
+    shortlist += extra
     views = [(_simulated(c, model, hardware, global_batch, registry), c) for c in shortlist]
-    views = [x for x in views if x[0]["memory"]["fits"]]
+    views = [x for x in views if x[0] is not None and x[0]["memory"]["fits"]]
     views.sort(key=lambda x: -x[0]["tokens_per_s"])
     views = views[:top]
     best = views[0][0]["tokens_per_s"] if views else 1.0
-    rows = [_row(v, _why(v, best, i)) for i, (v, _) in enumerate(views)]
+    rows = [_row(v, why_of(v, best, i)) for i, (v, _) in enumerate(views)]
     closest = [_simulated(c, model, hardware, global_batch, registry) for _, c in misfits[:3]]
     return {
         "model": model,
         "hardware": hardware,
         "gpus": gpus,
         "global_batch": global_batch,
-        "searched": len(pool),
+        "searched": len(pool) + len(extra),
         "fitting": len(fitting),
         "results": rows,
-        "not_fitting": [_row(v, _why(v, best, -1)) for v in closest],
+        "not_fitting": [_row(v, why_of(v, best, -1)) for v in closest],
     }
 
 
