@@ -29,13 +29,28 @@ def json_parts(value: Any) -> Iterator[str]:
             yield ("," if i else "") + dumps(str(key)) + ":"
             yield from json_parts(item)
         yield "}"
-    elif isinstance(value, list) and len(value) > ITEMS_PER_DUMP:
+    elif isinstance(value, list) and (len(value) > ITEMS_PER_DUMP or any(map(_long, value))):
         yield "["
         for i in range(0, len(value), ITEMS_PER_DUMP):
-            yield ("," if i else "") + dumps(value[i : i + ITEMS_PER_DUMP])[1:-1]
+            yield from _batch(value[i : i + ITEMS_PER_DUMP], i > 0)
         yield "]"
     else:
         yield dumps(value)
+
+
+def _long(item: Any) -> bool:
+    """A container too long for one dumps call (e.g. one stage's 10k activation steps)."""
+    return isinstance(item, list | dict) and len(item) > ITEMS_PER_DUMP
+
+
+def _batch(items: list[Any], after: bool) -> Iterator[str]:
+    """Up to ITEMS_PER_DUMP list items, in one dumps call unless one of them is long."""
+    if not any(map(_long, items)):
+        yield ("," if after else "") + dumps(items)[1:-1]
+        return
+    for j, item in enumerate(items):
+        yield "," if after or j else ""
+        yield from json_parts(item)
 
 
 def json_pieces(value: Any) -> Iterator[bytes]:

@@ -31,6 +31,7 @@ from app.core.schedules import (
     release_units,
     virtual_stage,
 )
+from app.core.sorted_runs import sorted_unique
 
 COMPUTE = ("F", "B", "W")
 
@@ -127,7 +128,7 @@ def frames(events: list[dict[str, Any]], tail: list[dict[str, Any]], pp: int) ->
     """
     compute = [e for e in events if e["kind"] in COMPUTE]
     edges = [*(e["start"] for e in events + tail), *(e["end"] for e in events + tail)]
-    times = sorted({0.0, *edges})
+    times = sorted_unique([0.0, *edges])
     makespan = max((e["end"] for e in compute), default=0.0)
     delta: dict[float, int] = {}
     for e in compute:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import accumulate, chain, count, repeat
+from itertools import accumulate, count, repeat
 from operator import itemgetter, sub
 from typing import NamedTuple, TypeAlias
 
@@ -106,6 +106,7 @@ class Timeline:
     busy: list[float] = field(default_factory=list)
 
     @cached_property
+    @gc_paused  # hundreds of thousands of acyclic tuples, as in simulate
     def events(self) -> list[Event]:
         """Every action with its times, grouped by rank, each rank's in execution order."""
         make, out = tuple.__new__, []  # an Event without NamedTuple's Python-level __new__
@@ -180,7 +181,9 @@ def simulate(
     chunk (see ``per_chunk``)."""
     name = ScheduleName(name)
     pp, chunks = len(actions), chunks_per_rank(name, virtual_stages)
-    m, nvs = 1 + max(map(itemgetter(1), chain.from_iterable(actions)), default=0), pp * chunks
+    # Row by row: one C call over every action would hold the GIL for 10+ ms at p=32, m=4096.
+    m = 1 + max((max(map(itemgetter(1), row)) for row in actions if row), default=0)
+    nvs = pp * chunks
     chunk_d = per_chunk(durations, pp, chunks)
     try:
         if name in RELEASE_BY_UNIT:

@@ -84,6 +84,14 @@ def test_json_parts_are_json_dumps_of_nested_values_with_long_lists():
     assert "".join(json_chunks.json_parts(value)) == json_chunks.dumps(value)
 
 
+def test_a_short_list_of_long_lists_goes_in_parts_and_stays_byte_for_byte():
+    # flow's inflight: one list per stage, each thousands of [t, held] steps long.
+    value = {"inflight": [[[i * 0.5, i % 7] for i in range(2500)], [], [[0.0, 1]]] * 2}
+    parts = list(json_chunks.json_parts(value))
+    assert "".join(parts) == json_chunks.dumps(value)
+    assert max(map(len, parts)) < len(json_chunks.dumps(value["inflight"][0])) // 2
+
+
 def test_a_bad_scenario_is_still_a_422_before_any_byte(app):
     status, _, pieces = asgi_get(app, "/api/trace", "schedule=interleaved&pp=3")
     assert status == 422 and json.loads(b"".join(pieces))["detail"][0]["loc"][-1]
