@@ -125,7 +125,7 @@ def pollers(base: str, stop: threading.Event) -> tuple[list[threading.Thread], l
     return threads, health, loop
 
 
-def run_mix(server: Server, name: str, idle_s: float) -> None:
+def run_mix(server: Server, name: str, idle_s: float) -> dict[str, float]:
     httpx.get(server.base + LOOP_PROBE, timeout=60).raise_for_status()  # cached from now on
     stop = threading.Event()
     threads, idle, idle_loop = pollers(server.base, stop)
@@ -164,6 +164,7 @@ def run_mix(server: Server, name: str, idle_s: float) -> None:
         extra = f" retry-after {r['retry_after']}" if r.get("retry_after") else ""
         print(f"  {r.get('status')} {r.get('bytes', 0) / 1e6:7.1f} MB {r.get('seconds', 0):5.1f} s"
               f"  {path[:70]}{extra}")  # fmt: skip
+    return {"healthz_p99_ms": ms(loaded, 99), "peak_rss_mb": peak[0] / 1024}
 
 
 def main() -> None:
