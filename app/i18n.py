@@ -17,6 +17,7 @@ from app import (
     i18n_formulas,
     i18n_live,
     i18n_primer,
+    i18n_recompute,
     i18n_teaching,
     i18n_trend,
 )
@@ -249,6 +250,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     **i18n_flow.FLOW,
     **i18n_durations.DURATIONS,
     **i18n_dualpipe.DUALPIPE,
+    **i18n_recompute.RECOMPUTE,
     **i18n_errors.ERRORS,
 }
 

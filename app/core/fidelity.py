@@ -31,6 +31,15 @@ ASSUMED = {
     "torchtitan": (True, True, "selective"),
     "Dubey": (True, True, "none"),
 }
+# What a framework does with ZeRO-3 / FSDP that the row does not restate:
+# (prefetched gathers, one gather per parameter tensor, gradients reduced in fp32).
+# DeepSpeed ZeRO-3 (Narayanan et al. 2021 Table 2's rows) partitions and gathers every
+# parameter tensor (Rajbhandari et al. 2021, ZeRO-Infinity §6.1); its prefetch buffer,
+# stage3_prefetch_bucket_size, defaults to 5e7 parameters, under a tenth of any GPT-3 175B
+# weight matrix (1.5e8 to 4.5e8), so each gather waits for its module (DeepSpeed config
+# docs). torchtitan FSDP2: one all-gather per block, the next block's issued under the
+# current one (FSDP2 implicit prefetch), training.mixed_precision_reduce = float32.
+SHARDED = {"zero-3": (False, True, False), "fsdp": (True, False, True)}
 # MegaScale states only "Ampere"; its MFU figures work out to a 312 TFLOP/s peak (A100).
 HARDWARE_ALIASES = {"a100-unspecified": "a100-80g"}
 BASELINE_MFU = 0.5  # the flat "50% of peak" estimate every prediction must beat
@@ -70,7 +79,8 @@ def scenario_of(run: PublishedRun) -> Scenario:
     flash, overlap, recompute = _assumed(run)
     micro = run.micro_batch or 1
     interleaved = run.schedule == "interleaved" and (run.vpp or 1) > 1
-    zero3 = run.zero in ("fsdp", "zero-3")
+    zero3 = run.zero in SHARDED
+    prefetch, per_tensor, fp32 = SHARDED.get(run.zero, (False, False, False))
     return Scenario(
         dp=run.dp, tp=run.tp, pp=run.pp, order="megatron", gpus_per_node=run.gpus_per_node,
         schedule="interleaved" if interleaved else "1f1b",
@@ -81,8 +91,10 @@ def scenario_of(run: PublishedRun) -> Scenario:
         recompute=recompute if run.recompute == "unknown" else run.recompute,
         sequence_parallel=bool(run.sequence_parallel) or (run.sequence_parallel is None
                                                           and run.tp > 1 and flash),
+        recompute_layers=run.recompute_layers,
         zero=3 if zero3 else 0, flash_attention=flash,
-        overlap_grad_reduce=overlap or zero3, overlap_param_gather=zero3, **_shape(run),
+        overlap_grad_reduce=overlap or zero3, overlap_param_gather=prefetch,
+        zero3_per_tensor=per_tensor, grad_reduce_fp32=fp32, **_shape(run),
     )  # fmt: skip
 
 

@@ -99,16 +99,18 @@ def memory_card(s: Scenario, cost: Prediction) -> dict[str, Any]:
 def _tp_chain(s: Scenario, m, t, layers: list[list[int]]) -> list[list[Token]]:
     if s.tp == 1:
         return [["V_TP"], [num(0.0, "B")]]
-    busiest = max(sum(row) for row in layers)
-    e = t.element_bytes
+    row = max(layers, key=sum)
+    busiest, e = sum(row), t.element_bytes
+    # Layer passes per layer: t.passes, or fewer where recompute_layers reruns only some.
+    n = sum(k * t.chunk_passes(k) for k in row) / busiest if busiest else t.passes
     # Shoeybi et al. 2019 §3: 2 all-reduces per layer per pass, each 2(t-1)/t of s·b·h·e.
     v = 2 * comm.ring_factor(s.tp) * comm.tp_message_bytes(m, t) * busiest * s.microbatches
     return [
         ["V_TP = 2·2(t − 1)/t · s·b·h·e · L_r·m·n"],
         ["2·2·(", num(s.tp), " − 1)/", num(s.tp), " · ", num(m.seq_len), "·",
          num(s.micro_batch_size), "·", num(m.hidden), "·", num(e, "B"), " · ", num(busiest),
-         "·", num(s.microbatches), "·", num(t.passes)],
-        [num(v * t.passes, "B")],
+         "·", num(s.microbatches), "·", num(n)],
+        [num(v * n, "B")],
     ]  # fmt: skip
 
 
@@ -129,22 +131,23 @@ def _pp_chain(s: Scenario, m, t) -> list[list[Token]]:
 
 
 def _dp_chain(s: Scenario, t, psi: int) -> list[list[Token]]:
-    d, e = s.dp, t.element_bytes
+    # e: the weights' element size; e_g: the gradients' on the wire (fp32 with grad_reduce_fp32).
+    d, e, eg = s.dp, t.element_bytes, t.grad_bytes
     if d == 1 or t.forward_only:
         return [["V_DP"], [num(0.0, "B")]]
     if t.zero >= 3:  # Rajbhandari et al. 2020 §7: gathers twice per micro-batch + one RS
         g = comm.zero3_gathers(t)
         return [
-            ["V_DP = (d − 1)/d · Ψ·e · (G + 1)"],
-            ["(", num(d), " − 1)/", num(d), " · ", num(psi), "·", num(e, "B"), " · (",
-             num(g), " + 1)"],
-            [num((d - 1) / d * psi * e * (g + 1), "B")],
+            ["V_DP = (d − 1)/d · Ψ · (G·e + e_g)"],
+            ["(", num(d), " − 1)/", num(d), " · ", num(psi), " · (", num(g), "·",
+             num(e, "B"), " + ", num(eg, "B"), ")"],
+            [num((d - 1) / d * psi * (g * e + eg), "B")],
         ]  # fmt: skip
     # NCCL PERFORMANCE.md: a ring all-reduce moves 2(d-1)/d of the gradients per rank.
     return [
-        ["V_DP = 2(d − 1)/d · Ψ·e"],
-        ["2·(", num(d), " − 1)/", num(d), " · ", num(psi), "·", num(e, "B")],
-        [num(comm.ring_factor(d) * psi * e, "B")],
+        ["V_DP = 2(d − 1)/d · Ψ·e_g"],
+        ["2·(", num(d), " − 1)/", num(d), " · ", num(psi), "·", num(eg, "B")],
+        [num(comm.ring_factor(d) * psi * eg, "B")],
     ]
 
 

@@ -52,6 +52,9 @@ class PublishedRun:
     micro_batch: int | None
     schedule: str  # "1f1b", "interleaved", "none" (no PP), "unknown"
     recompute: str  # "none", "selective", "full", "unknown"
+    # With recompute "full": layers per pipeline chunk recomputed (Megatron's
+    # --recompute-num-layers, torchtitan's layer SAC); None: every layer (or not stated).
+    recompute_layers: int | None = None
     sequence_parallel: bool | None
     zero: str  # "none", "distributed-optimizer", "zero-3", "fsdp", "unknown"
     precision: str  # "bf16", "fp16", "fp8"
@@ -456,7 +459,11 @@ def _titan_h100(
     )
 
 
-def _titan_a100(arch: Arch, recompute: str, wps: float, mfu: float, note: str) -> PublishedRun:
+def _titan_a100(
+    arch: Arch, recompute: str, wps: float, mfu: float, note: str, every: int | None = None
+) -> PublishedRun:
+    """``every``: torchtitan's selective layer AC, selective_ac_option = N (a whole layer
+    checkpointed every N-th one), as recompute "full" for layers // N of them."""
     return PublishedRun(
         source="torchtitan docs/performance.md, 'Llama 3 performance numbers' (64 A100)",
         url="github.com/pytorch/torchtitan/docs/performance.md (early version)",
@@ -471,7 +478,8 @@ def _titan_a100(arch: Arch, recompute: str, wps: float, mfu: float, note: str) -
         global_batch=64,
         micro_batch=1,
         schedule="none",
-        recompute=recompute,
+        recompute="full" if every else recompute,
+        recompute_layers=arch.layers // every if every else None,
         sequence_parallel=None,
         zero="fsdp",
         precision="bf16",
@@ -711,8 +719,13 @@ RUNS: tuple[PublishedRun, ...] = (
     _titan_h100("Table 5", _L31_405B_TITAN, 512, 8, 8, 8, 32, 256, "interleaved", "full", "fp8",
                 128, "3D, compile, Float8, AsyncTP; interleave depth not stated"),  # Table 5
     # torchtitan docs/performance.md (early version): FSDP2 on 64 A100-80G, local batch 1.
-    _titan_a100(_L3_8B_TITAN, "selective", 2904, 0.568, "selective layer AC"),  # torchtitan A100
-    _titan_a100(_L3_8B_TITAN, "selective", 2973, 0.582, "selective op AC"),  # torchtitan A100
+    # Layer SAC: torchtitan's default selective_ac_option = "2" (every 2nd layer). Op SAC
+    # (_save_list: every other matmul's output kept, the rest recomputed) recomputes about
+    # half of each layer's forward GEMM FLOPs: costed as half the layers, same FLOPs.
+    _titan_a100(_L3_8B_TITAN, "selective", 2904, 0.568, "selective layer AC (every 2nd layer)",
+                every=2),  # torchtitan A100
+    _titan_a100(_L3_8B_TITAN, "selective", 2973, 0.582, "selective op AC (every other matmul "
+                "recomputed; costed as half the layers fully recomputed)", every=2),  # A100
     _titan_a100(_L3_70B_TITAN, "full", 331, 0.517, "full AC"),  # torchtitan A100 Llama3 70B
 )
 # fmt: on

@@ -166,6 +166,9 @@ class Scenario(BaseModel):
     tp_comm_overlap: bool = Field(
         False, description="TP collectives pipelined with their GEMMs (needs sequence_parallel)"
     )
+    recompute_layers: int | None = Field(None, ge=0, le=MAX_LAYERS, description="full: N/chunk")
+    grad_reduce_fp32: bool = Field(False, description="gradients reduced in fp32 (torchtitan)")
+    zero3_per_tensor: bool = Field(False, description="ZeRO-3 gathers per tensor (DeepSpeed)")
     hardware: str = Field("h100-sxm", description="hardware preset")
     peak_tflops: float | None = Field(None, ge=1e-3, le=1e6)
     hbm_gib: float | None = Field(None, ge=1e-3, le=1e5)

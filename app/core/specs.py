@@ -56,6 +56,10 @@ def hardware_of(s: Scenario, registry: Mapping[str, HardwareSpec] = HARDWARE) ->
 
 
 def training_of(s: Scenario) -> Training:
+    if s.recompute_layers is not None and s.recompute != "full":
+        # Megatron-LM arguments.py: --recompute-num-layers goes with full granularity.
+        raise ScenarioError("recompute_layers", "needs recompute=full: it counts the layers of "
+                            "each chunk that full recompute covers")  # fmt: skip
     return Training(
         micro_batch_size=s.micro_batch_size,
         microbatches=s.microbatches,
@@ -68,6 +72,9 @@ def training_of(s: Scenario) -> Training:
         overlap_grad_reduce=s.overlap_grad_reduce,
         overlap_param_gather=s.overlap_param_gather,
         tp_comm_overlap=s.tp_comm_overlap,
+        recompute_layers=s.recompute_layers,
+        grad_reduce_fp32=s.grad_reduce_fp32,
+        zero3_per_tensor=s.zero3_per_tensor,
     )
 
 

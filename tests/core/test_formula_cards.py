@@ -102,7 +102,9 @@ def test_memory_formula_substitutes_params_and_parallel_sizes():
 @pytest.mark.parametrize(
     "q", [{}, {"zero": 3}, {"sequence_parallel": True}, {"dtype": "fp32"}, {"tp": 1},
           {"pp": 1}, {"recompute": "full"}, {"schedule": "naive"},
-          {"schedule": "interleaved", "pp": 4, "microbatches": 8, "virtual_stages": 2}],
+          {"schedule": "interleaved", "pp": 4, "microbatches": 8, "virtual_stages": 2},
+          {"recompute": "full", "recompute_layers": 3}, {"grad_reduce_fp32": True},
+          {"zero": 3, "grad_reduce_fp32": True}],
 )  # fmt: skip
 def test_comm_chains_end_at_the_cost_models_bytes(q):
     v = view(**q)

@@ -39,7 +39,8 @@ def placement(layout: Layout, axis: str, domain_size: int) -> Placement:
     return Placement(len(members), max(counts.values()))
 
 
-def bus_bandwidth_bps(p: Placement, hw: HardwareSpec) -> float:
+def bus_bandwidth_bps(p: Placement, hw: HardwareSpec, sharded: bool = False) -> float:
+    """``sharded``: a ZeRO-3 / FSDP collective (sharded_nics)."""
     e = hw.efficiency
     intra = hw.intra_gbps * 1e9 * e.intra_busbw_fraction
     if p.domains == 1:
@@ -47,7 +48,19 @@ def bus_bandwidth_bps(p: Placement, hw: HardwareSpec) -> float:
     # NCCL PERFORMANCE.md: a ring's bus bandwidth is its slowest hop. Rings leave a domain
     # through the NICs of the group's members there (one NIC share per GPU on rail-optimised
     # fabrics), so p.per_domain members bring p.per_domain shares.
-    return min(intra, p.per_domain * hw.inter_gbps * 1e9 * e.inter_busbw_fraction)
+    shares = sharded_nics(p) if sharded else p.per_domain
+    return min(intra, shares * hw.inter_gbps * 1e9 * e.inter_busbw_fraction)
+
+
+def sharded_nics(p: Placement) -> int:
+    """NIC shares per GPU of a ZeRO-3 / FSDP weight gather or gradient reduce-scatter whose
+    group spans domains: its GPU's own, not the node's NICs pooled as a bulk ring pools them.
+    A modelling rule, no fitted constant: ZeRO-3 moves all of Ψ over the network on every
+    pass (Rajbhandari et al. 2020 §7.2.3) in per-layer collectives issued beside compute;
+    measured, DeepSpeed ZeRO-3 holds 66.75 s per step at both 768 and 1,536 GPUs (Narayanan
+    et al. 2021 Table 2: bandwidth-bound near one 200 Gb/s NIC per GPU), as do torchtitan's
+    FSDP2 A100 rows (docs/performance.md)."""
+    return 1 if p.domains > 1 else p.per_domain
 
 
 def tree_latency_s(p: Placement, hw: HardwareSpec) -> float:
@@ -75,12 +88,15 @@ def all_reduce_s(nbytes: float, p: Placement, hw: HardwareSpec, messages: int = 
     )
 
 
-def all_gather_s(nbytes: float, p: Placement, hw: HardwareSpec, messages: int = 1) -> float:
+def all_gather_s(
+    nbytes: float, p: Placement, hw: HardwareSpec, messages: int = 1, sharded: bool = False
+) -> float:
     """All-gather (or reduce-scatter) of ``nbytes`` in all, in ``messages`` collectives:
-    (n-1)/n of it moves through every rank."""
+    (n-1)/n of it moves through every rank. ``sharded``: ZeRO-3's (sharded_nics)."""
     if p.size == 1 or nbytes == 0:
         return 0.0
-    moved = (p.size - 1) / p.size * nbytes / bus_bandwidth_bps(p, hw)
+    # NCCL PERFORMANCE.md: all-gather bus bandwidth = (n-1)/n of the buffer over the time.
+    moved = (p.size - 1) / p.size * nbytes / bus_bandwidth_bps(p, hw, sharded)
     return moved + messages * ring_latency_s(p, hw)
 
 
@@ -131,13 +147,14 @@ def step_comm_bytes(
     (default: the even one)."""
     if layers is None:
         layers = [[layers_per_chunk(m, layout.pp, chunks, st)] * chunks for st in range(layout.pp)]
-    work = t.microbatches * max(sum(row) for row in layers)  # the busiest rank's layer passes
-    tp_b = work * t.passes * tp_bytes_per_layer_pass(m, t, layout.tp) if layout.tp > 1 else 0.0
+    # The busiest rank's layer passes: t.passes per layer, fewer with recompute_layers.
+    work = t.microbatches * max(sum(n * t.chunk_passes(n) for n in row) for row in layers)
+    tp_b = work * tp_bytes_per_layer_pass(m, t, layout.tp) if layout.tp > 1 else 0.0
     # Each micro-batch crosses each of the rank's chunk boundaries forward and backward.
     crossings = 1.0 if t.forward_only else 2.0
     pp_b = crossings * t.microbatches * chunks * activation_message_bytes(m, t, layout.tp)
     pp_b = pp_b if layout.pp > 1 else 0.0
-    grad = 0.0 if t.forward_only else rank_params * t.element_bytes
+    grad = 0.0 if t.forward_only else rank_params * t.grad_bytes
     # Rajbhandari et al. 2020 §7: gradients move 2Ψ(n-1)/n as an all-reduce does (ZeRO-1/2 as
     # reduce-scatter + all-gather); ZeRO-3 reduce-scatters them once, Ψ(n-1)/n, and gathers
     # the weights twice per micro-batch.

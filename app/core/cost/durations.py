@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from app.core.cost import comm, compute
-from app.core.cost.memory import chunk_params
+from app.core.cost.memory import chunk_params, layer_tensors
 from app.core.cost.overlap import exposed_gather_s, exposed_tp_s, overlapped_pair_s
 from app.core.cost.shapes import even_chunk_layers, logits_gemm
 from app.core.cost.training import Training
@@ -87,7 +87,7 @@ def _gather_s(
         return 0.0
     place = comm.placement(layout, "dp", hw.domain_size)
     nbytes = params / layout.tp * t.element_bytes
-    return comm.all_gather_s(nbytes, place, hw, messages=max(layers, 1))
+    return comm.all_gather_s(nbytes, place, hw, zero3_messages(m, t, layers), sharded=True)
 
 
 def chunk_durations(
@@ -154,8 +154,11 @@ def _chunk(
     # The head's backward re-reads the logits and runs the input-gradient GEMM: as long as
     # its forward. The embedding has no input gradient, only its W.
     f = n * (cost.f + cost.tp) + (embed_f if first else 0.0) + (head_f if last else 0.0)
-    b = n * (cost.b + cost.tp + cost.recompute) + (head_f if last else 0.0)
-    if first and t.recompute == "full":
+    # Under full recompute with recompute_layers (Megatron --recompute-method block), only
+    # t.recomputed(n) layers run forward again; the rest kept their activations.
+    again = t.recomputed(n) if t.recompute == "full" else n
+    b = n * (cost.b + cost.tp) + again * cost.recompute + (head_f if last else 0.0)
+    if first and t.recompute == "full" and again:
         # layer_cost's rule (Chen et al. 2016): the chunk's whole forward again. An
         # over-count of microseconds: Megatron checkpoints the transformer layers only.
         b += embed_f
@@ -164,6 +167,12 @@ def _chunk(
     f += exposed_gather_s(gather, f, t.overlap_param_gather)
     b += exposed_gather_s(gather, b + w, t.overlap_param_gather)
     return Durations(f=f, b=b, w=w, p2p=p2p)
+
+
+def zero3_messages(m: ModelSpec, t: Training, layers: int) -> int:
+    """Collectives of one ZeRO-3 gather over ``layers`` layers: one per layer (FSDP), or one
+    per parameter tensor (``zero3_per_tensor``: DeepSpeed)."""
+    return max(layers, 1) * (layer_tensors(m) if t.zero3_per_tensor else 1)
 
 
 def _pair_times(durs: list[Durations], comm_s: list[float]) -> list[Durations]:

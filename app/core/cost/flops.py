@@ -23,9 +23,15 @@ def model_flops(m: ModelSpec, global_batch: int) -> float:
     return 3.0 * (m.layers * forward_flops_per_layer(m, tokens) + forward_flops_logits(m, tokens))
 
 
-def hardware_flops(m: ModelSpec, global_batch: int, recompute: str) -> float:
-    """FLOPs the GPUs execute: full recompute repeats each layer's forward (eq. 3's 96)."""
+def hardware_flops(
+    m: ModelSpec, global_batch: int, recompute: str, recomputed: float | None = None
+) -> float:
+    """FLOPs the GPUs execute: full recompute repeats each layer's forward (eq. 3's 96);
+    ``recomputed``: how many layers it repeats (Megatron --recompute-num-layers); None: all."""
     tokens = global_batch * m.seq_len
+    if recompute == "full" and recomputed is not None:
+        # Narayanan et al. 2021 eq. 3's recompute term, for the recomputed layers only.
+        return model_flops(m, global_batch) + recomputed * forward_flops_per_layer(m, tokens)
     if recompute == "full":  # Narayanan et al. 2021 eq. 3: 96Bslh^2(1 + s/6h + V/16lh)
         extra = forward_flops_per_layer(m, tokens)
     elif recompute == "selective":  # Korthikanti et al. 2022 §5: only QK^T/softmax/AV again

@@ -44,6 +44,15 @@ def layer_params(m: ModelSpec) -> int:
     return layer_matmul_params(m) + (h + 2 * m.kv_dim) + h + m.ffn_hidden + h + 4 * h
 
 
+def layer_tensors(m: ModelSpec) -> int:
+    """Parameter tensors in one layer (what a per-tensor ZeRO-3 gathers one by one)."""
+    if m.gated_mlp:  # Llama reference model.py: wq, wk, wv, wo, w1, w2, w3 and two RMSNorms
+        return 9
+    # Narayanan et al. 2021 §5.1's 12h^2 + 13h: QKV, projection, two MLP matrices, each with
+    # its bias, and two LayerNorms of weight and bias.
+    return 12
+
+
 def embedding_params(m: ModelSpec) -> int:
     return m.vocab * m.hidden + (m.seq_len * m.hidden if m.learned_positions else 0)
 
@@ -124,6 +133,18 @@ def activation_bytes_per_layer(m: ModelSpec, t: Training, tp: int) -> float:
     else:
         per = sbh * (10.0 + 24.0 / tp + attn / tp)
     return per * (2.0 if t.dtype == "fp32" else 1.0)
+
+
+def chunk_activation_bytes(m: ModelSpec, t: Training, tp: int, n: int) -> float:
+    """activation_bytes_per_layer, averaged over an ``n``-layer chunk of which only
+    t.recomputed(n) are fully recomputed (Megatron --recompute-method block: the first
+    --recompute-num-layers keep only their input, Korthikanti et al. 2022 Table 2's 2sbh; the
+    others keep all of theirs, the no-recompute row)."""
+    if t.recompute != "full" or t.recompute_layers is None or n == 0:
+        return activation_bytes_per_layer(m, t, tp)
+    k = t.recomputed(n)
+    kept = activation_bytes_per_layer(m, replace(t, recompute="none"), tp)
+    return (k * activation_bytes_per_layer(m, t, tp) + (n - k) * kept) / n
 
 
 # Qi et al. 2024 (arXiv 2401.10241) Table 1, per layer: B needs M_B = sb(34h + 5as) of the
@@ -210,6 +231,8 @@ def stage_memory(
         kept = held[stage] if held is not None else inflight[stage] * max(layers[stage])
         if frontier is not None:  # split backward: a W's activations stay from its B on
             kept = max(f + w_share * w for f, w in frontier[stage])
+        if t.recompute_layers is not None:  # a partly recomputed stage: its own mix
+            act_layer = chunk_activation_bytes(m, t, tp, max(layers[stage]))
         act = act_layer * kept
         holds_head = any(head for _, head in row_ends) if row_ends else stage == head_stage
         if holds_head:

@@ -24,17 +24,24 @@ def exposed_tp_s(tp_s: float, gemm_s: float, tp: int) -> float:
 
 
 def exposed_grad_sync_s(
-    sync_s: float, rank_params: int, last_backward: Durations, chunks: int, overlap: bool
+    sync_s: float,
+    rank_params: int,
+    last_backward: Durations,
+    chunks: int,
+    overlap: bool,
+    busy_s: float = 0.0,
 ) -> float:
     """Seconds of the gradient sync left after the pipeline drains.
 
     Overlapped (Li et al. 2020, PyTorch DDP §3.2.3; Megatron --overlap-grad-reduce), buckets
     are reduced while the last micro-batch's backward still runs on this rank, so only what
     exceeds that backward shows, and never less than the last bucket, which is ready last.
+    ``busy_s``: seconds of that backward the same link spends on other transfers (ZeRO-3's
+    weight gathers), which the window loses.
     """
     if not overlap or sync_s == 0:
         return sync_s
-    window = chunks * (last_backward.b + last_backward.w)
+    window = max(0.0, chunks * (last_backward.b + last_backward.w) - busy_s)
     last_bucket = sync_s * min(1.0, BUCKET_PARAMS / max(rank_params, 1))
     return max(last_bucket, sync_s - window)
 

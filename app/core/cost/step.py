@@ -19,17 +19,36 @@ class Tail:
     optim_s: float
 
 
-def grad_sync_s(rank_params: int, t: Training, layout: Layout, hw: HardwareSpec) -> float:
+def grad_sync_s(
+    rank_params: int, t: Training, layout: Layout, hw: HardwareSpec, layers: int = 0
+) -> float:
     """The DP gradient sync: all-reduce (ZeRO 0-2, same volume as reduce-scatter + all-gather)
-    or, under ZeRO-3, one reduce-scatter; its weight gathers live in the chunk durations."""
+    or, under ZeRO-3, one reduce-scatter; its weight gathers live in the chunk durations.
+    ``layers``: the rank's layers; ZeRO-3 then reduce-scatters once per layer, as it gathers
+    (FSDP: one reduce-scatter per wrapped block, Zhao et al. 2023 §3.2), else per bucket."""
     if t.forward_only or layout.dp == 1:
         return 0.0
     place = comm.placement(layout, "dp", hw.domain_size)
-    grads = rank_params * t.element_bytes
+    grads = rank_params * t.grad_bytes
     buckets = max(1, -(-rank_params // overlap.BUCKET_PARAMS))
     if t.zero >= 3:
-        return comm.all_gather_s(grads, place, hw, messages=buckets)
+        return comm.all_gather_s(grads, place, hw, messages=layers or buckets, sharded=True)
     return comm.all_reduce_s(grads, place, hw, messages=buckets)
+
+
+def backward_gather_s(
+    rank_params: int, t: Training, layout: Layout, hw: HardwareSpec, messages: int = 0
+) -> float:
+    """ZeRO-3's weight gather in stage 0's last backward: prefetched or waited for, it holds
+    the DP link while that backward runs, so that much of its duration cannot hide the
+    gradient reduce-scatter (one link, one transfer at a time: Hockney 1994's beta term is
+    per link). ``messages``: its collectives (durations.zero3_messages; 0: one per
+    40M-parameter bucket)."""
+    if t.zero < 3 or layout.dp == 1 or t.forward_only:
+        return 0.0
+    place = comm.placement(layout, "dp", hw.domain_size)
+    messages = messages or max(1, -(-rank_params // overlap.BUCKET_PARAMS))
+    return comm.all_gather_s(rank_params * t.element_bytes, place, hw, messages, sharded=True)
 
 
 def tail(
@@ -39,13 +58,20 @@ def tail(
     hw: HardwareSpec,
     durations: list[list[Durations]] | list[Durations],
     chunks: int,
+    layers: int = 0,
+    gathers: int = 0,
 ) -> Tail:
-    """``durations``: per rank and chunk (durations.stage_durations), or one per rank."""
-    total = grad_sync_s(rank_params, t, layout, hw)
+    """``durations``: per rank and chunk (durations.stage_durations), or one per rank;
+    ``layers``: stage 0's layers (grad_sync_s), ``gathers``: its ZeRO-3 weight gather's
+    collectives (backward_gather_s)."""
+    total = grad_sync_s(rank_params, t, layout, hw, layers)
     # Stage 0 finishes its backward last, so its last backward is the window that counts:
     # through all its chunks, so their mean times chunks is the window.
     first = durations[0]
     first = first if isinstance(first, Durations) else Durations.mean(first)
-    dp_s = overlap.exposed_grad_sync_s(total, rank_params, first, chunks, t.overlap_grad_reduce)
+    busy = backward_gather_s(rank_params, t, layout, hw, gathers)
+    dp_s = overlap.exposed_grad_sync_s(
+        total, rank_params, first, chunks, t.overlap_grad_reduce, busy
+    )
     optim = 0.0 if t.forward_only else compute.optimizer_seconds(rank_params, t, layout.dp, hw)
     return Tail(total, dp_s, optim)

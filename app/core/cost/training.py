@@ -23,6 +23,16 @@ class Training:
     overlap_grad_reduce: bool = False  # Megatron's --overlap-grad-reduce (DDP/FSDP buckets)
     overlap_param_gather: bool = False  # Megatron's --overlap-param-gather (ZeRO-3 prefetch)
     tp_comm_overlap: bool = False  # Megatron's --tp-comm-overlap (TE userbuffers)
+    # Megatron-LM --recompute-method block --recompute-num-layers: under full recompute only
+    # this many layers of each chunk are recomputed, the rest keep their activations; None: all.
+    recompute_layers: int | None = None
+    # Gradients reduced in fp32 whatever the weights' dtype (torchtitan's default
+    # training.mixed_precision_reduce = "float32"; Megatron --accumulate-allreduce-grads-in-fp32).
+    grad_reduce_fp32: bool = False
+    # ZeRO-3 gathers each parameter tensor in its own collective (DeepSpeed ZeRO-3 partitions
+    # every parameter: Rajbhandari et al. 2021, ZeRO-Infinity §6.1), not one flat buffer per
+    # layer (FSDP's FlatParameter / FSDP2's per-block all-gather: Zhao et al. 2023 §3.2).
+    zero3_per_tensor: bool = False
 
     @property
     def passes(self) -> int:
@@ -34,3 +44,20 @@ class Training:
     @property
     def element_bytes(self) -> int:
         return DTYPE_BYTES[self.dtype]
+
+    @property
+    def grad_bytes(self) -> int:
+        """Bytes per gradient element on the wire."""
+        return 4 if self.grad_reduce_fp32 else self.element_bytes
+
+    def recomputed(self, n: int) -> int:
+        """Layers of an ``n``-layer chunk that full recompute runs forward again (0 otherwise)."""
+        if self.recompute != "full" or self.forward_only:
+            return 0
+        return n if self.recompute_layers is None else min(n, self.recompute_layers)
+
+    def chunk_passes(self, n: int) -> float:
+        """Layer passes per layer of an ``n``-layer chunk: ``passes`` with partial recompute."""
+        if self.forward_only or n == 0:
+            return self.passes
+        return 2.0 + self.recomputed(n) / n

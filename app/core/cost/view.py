@@ -89,6 +89,16 @@ def links_of(layout: Layout, hw: HardwareSpec) -> dict[str, str]:
     }
 
 
+def recomputed_layers(m: ModelSpec, t: Training, layers: list[list[int]] | None) -> float | None:
+    """Layers of the model the backward runs forward again: t.recomputed's share of every
+    chunk's layers (DualPipe's two copies each carry half the micro-batches); None: every
+    layer (or, without full recompute, the mode's own rule in flops.hardware_flops)."""
+    if t.recompute != "full" or t.recompute_layers is None or layers is None:
+        return None
+    held = sum(n for row in layers for n in row)
+    return m.layers * sum(t.recomputed(n) for row in layers for n in row) / max(held, 1)
+
+
 def what_if(m: ModelSpec, t: Training, layout: Layout, memory_args: tuple, **change) -> WhatIf:
     """The peak-memory GPU and its TP bytes with ``change`` applied to the training (the
     advice's numbers for recompute and mixed precision); memory_args = stage_memory's rest."""
@@ -98,7 +108,10 @@ def what_if(m: ModelSpec, t: Training, layout: Layout, memory_args: tuple, **cha
     chunks, layers = memory_args[1], memory_args[4]
     rank_params = max(st.params for st in stages)
     tp_b = comm.step_comm_bytes(m, t2, layout, chunks, rank_params, layers)["tp_bytes"]
-    ratio = flops.hardware_flops(m, 1, t2.recompute) / flops.hardware_flops(m, 1, t.recompute)
+    again = recomputed_layers(m, t, layers), recomputed_layers(m, t2, layers)
+    ratio = flops.hardware_flops(m, 1, t2.recompute, again[1]) / flops.hardware_flops(
+        m, 1, t.recompute, again[0]
+    )
     return WhatIf(top.total_bytes, top.activations_bytes, tp_b, ratio)
 
 
@@ -126,17 +139,25 @@ def predict(
     top = max(stages, key=lambda st: st.total_bytes)
     rank_params = max(st.params for st in stages)
     comm_b = comm.step_comm_bytes(m, t, layout, s.chunks, rank_params, layers)
-    tail = step.tail(rank_params, t, layout, hw, chunk_d, s.chunks)
+    first = sum(layers[0])
+    gathers = durations.zero3_messages(m, t, first)
+    tail = step.tail(rank_params, t, layout, hw, chunk_d, s.chunks, first, gathers)
     rank_d = [Durations.mean(row) for row in chunk_d]
     ref_f = rank_d[0].f - durations.embedding_seconds(m, hw, t, layout)[0] / s.chunks
     step_s = timeline.makespan + tail.dp_s + tail.optim_s
     batch = s.micro_batch_size * s.microbatches * s.dp
-    model_f, hw_f = flops.model_flops(m, batch), flops.hardware_flops(m, batch, t.recompute)
+    again = recomputed_layers(m, t, layers)
+    model_f = flops.model_flops(m, batch)
+    hw_f = flops.hardware_flops(m, batch, t.recompute, again)
     if t.forward_only:  # model_flops is 3x the forward (backward = 2x forward): keep the forward
         model_f = hw_f = model_f / 3.0
     capacity = hw.hbm_gib * GIB
     memory_j = _memory_json(stages, capacity)
-    tp_step_s = tp_pass * t.passes * s.microbatches * s.chunks
+    # Passes per layer on the busiest rank: t.passes, fewer where recompute_layers spares some.
+    passes = max(sum(n * t.chunk_passes(n) for n in row) for row in layers) / max(
+        max(sum(row) for row in layers), 1
+    )
+    tp_step_s = tp_pass * passes * s.microbatches * s.chunks
     links = links_of(layout, hw)
     breakdown = Breakdown(
         step_s=step_s,
@@ -158,7 +179,7 @@ def predict(
         # A forward-only step keeps no activations for a backward: nothing to recompute.
         full_recompute=None
         if t.forward_only
-        else what_if(m, t, layout, memory_args, recompute="full"),
+        else what_if(m, t, layout, memory_args, recompute="full", recompute_layers=None),
         bf16=replace(
             what_if(m, t, layout, memory_args, dtype="bf16"),
             gemm_rate=hw.matmul_tflops(2) / hw.matmul_tflops(t.element_bytes),
@@ -173,6 +194,9 @@ def predict(
             "global_batch": batch,
             "model_flops_per_iteration": model_f,
             "hardware_flops_per_iteration": hw_f,
+            # Layers the backward runs forward again, over the whole model (per replica).
+            "recomputed_layers": m.layers * (t.passes == 3) if again is None else again,
+            "recompute_layers": t.recompute_layers,
         },
         "comm": {**comm_b, "links": links},
         "breakdown": {
