@@ -168,6 +168,7 @@ def measure(ctx, a: argparse.Namespace, nodes: int) -> Measurements:
         stream_bytes=stream_bytes, stream_s=stream_s,
         attention=bench.time_attention(ctx, bench.DTYPES[dtype], b),
         block=bench.time_block(ctx, dtype, b), intra=tuple(intra), inter=tuple(inter),
+        optimizer=bench.time_optimizer(ctx, dtype, b),
     )  # fmt: skip
 
 
@@ -191,7 +192,8 @@ def write(meas: Measurements, a: argparse.Namespace) -> None:
         f"  GEMM {profile.peak_tflops * 1e3:.1f} GFLOP/s, half at {e.gemm_half_gflop:.2e} GFLOP; "
         f"memory {profile.hbm_tbps * 1e3:.1f} GB/s; flash {e.flash_fraction:.2f} of GEMM\n"
         f"  links {profile.intra_gbps:.2f} GB/s, {e.intra_latency_us:.0f} us per step; "
-        f"{e.kernel_overhead_us:.1f} us per kernel launch\n"
+        f"{e.kernel_overhead_us:.1f} us per kernel launch, "
+        f"{e.optimizer_tensor_us:.1f} us per optimizer tensor\n"
         f"  serve it: meshscope serve --hardware-profile {out}",
         flush=True,
     )

@@ -25,7 +25,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 from gpu_probe.calibrate_fit import LinkSample
-from gpu_probe.calibrate_profile import AttentionTiming, BlockTiming
+from gpu_probe.calibrate_profile import AttentionTiming, BlockTiming, OptimizerTiming
 from gpu_probe.collectives import LINK_OPS, MAX_BYTES_CPU, MAX_BYTES_GPU, link_op, sweep
 from gpu_probe.config import ModelConfig
 from gpu_probe.mesh import MeshContext
@@ -170,6 +170,19 @@ def block_step(ctx: MeshContext, dtype: str) -> tuple[ModelConfig, Callable[[], 
         out.backward(grad.to(out.dtype))
 
     return m, step
+
+
+def time_optimizer(ctx: MeshContext, dtype: str, b: Budget, blocks: int = 4) -> OptimizerTiming:
+    """One AdamW step, as gpu_probe/train.py builds it, over ``blocks`` probe blocks' params."""
+    m, _ = block_step(ctx, dtype)
+    params = [p for _ in range(blocks) for p in Block(m, TPComm(None, 1, 0, NullTimer()))
+              .to(ctx.device).parameters()]  # fmt: skip
+    for p in params:
+        p.grad = torch.randn_like(p)
+    adam = torch.optim.AdamW(params, lr=1e-4, weight_decay=0.01)
+    dist.barrier()
+    seconds = slowest([per_call_s(adam.step, ctx.device, b)])[0]
+    return OptimizerTiming(sum(p.numel() for p in params), len(params), seconds)
 
 
 def time_block(ctx: MeshContext, dtype: str, b: Budget) -> BlockTiming:

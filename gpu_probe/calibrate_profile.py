@@ -33,6 +33,16 @@ MIN_HALF_GFLOP = 1e-9
 
 
 @dataclass(frozen=True)
+class OptimizerTiming:
+    """One torch.optim.AdamW step (the probe's optimizer) over ``tensors`` parameter tensors
+    holding ``params`` parameters."""
+
+    params: int
+    tensors: int
+    seconds: float
+
+
+@dataclass(frozen=True)
 class BlockTiming:
     """One eager transformer block (gpu_probe.model.Block), forward plus backward."""
 
@@ -71,6 +81,7 @@ class Measurements:
     block: BlockTiming
     intra: tuple[LinkSample, ...]  # inside one node
     inter: tuple[LinkSample, ...] = ()  # one member per node, when several nodes ran
+    optimizer: OptimizerTiming | None = None  # None: not measured (optimizer_tensor_us 0)
 
     @property
     def nodes(self) -> int:
@@ -151,7 +162,18 @@ def spec_from(meas: Measurements, name: str, nics_per_node: int | None = None) -
     bare = block_compute_s(meas.block, spec, meas.dtype, 0.0)
     per_us = block_compute_s(meas.block, spec, meas.dtype, 1.0) - bare
     overhead = kernel_overhead_us(meas.block.seconds, bare, per_us)
-    return replace(spec, efficiency=replace(spec.efficiency, kernel_overhead_us=overhead))
+    spec = replace(spec, efficiency=replace(spec.efficiency, kernel_overhead_us=overhead))
+    per_tensor = optimizer_tensor_us(meas.optimizer, spec, meas.dtype)
+    return replace(spec, efficiency=replace(spec.efficiency, optimizer_tensor_us=per_tensor))
+
+
+def optimizer_tensor_us(o: OptimizerTiming | None, hw: HardwareSpec, dtype: str) -> float:
+    """What the measured step took beyond compute.optimizer_seconds' bytes and launches, per
+    tensor (the model is linear in it); 0 when not measured or nothing is left."""
+    if o is None or o.tensors == 0:
+        return 0.0
+    modelled = compute.optimizer_seconds(o.params, block_training(dtype), 1, hw)
+    return max(o.seconds - modelled, 0.0) / o.tensors * 1e6
 
 
 def source_of(meas: Measurements) -> str:

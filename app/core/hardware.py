@@ -29,6 +29,11 @@ class Efficiency:
     # A pipeline send's latency inside a domain when measured apart from the collectives'
     # per-step one (meshscope calibrate: gloo's p2p pays more than a ring step); 0: that one.
     p2p_latency_us: float = 0.0
+    # Host time per parameter tensor of an optimizer that steps one tensor at a time (torch's
+    # AdamW on CPU: no foreach/fused kernels there, torch/optim/adamw.py _single_tensor_adamw).
+    # 0 in the presets: Megatron's fused and torch's foreach Adam step every tensor in a few
+    # multi-tensor kernels (OPTIMIZER_KERNELS). `meshscope calibrate` measures it.
+    optimizer_tensor_us: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import pytest
 
 from app.core.cost import comm, compute, durations
 from app.core.cost.shapes import Gemm
-from app.core.hardware import Efficiency, HardwareSpec
+from app.core.hardware import HARDWARE, Efficiency, HardwareSpec
 from app.core.topology import Layout
 from gpu_probe.calibrate_fit import (
     LinkSample,
@@ -21,6 +21,7 @@ from gpu_probe.calibrate_profile import (
     AttentionTiming,
     BlockTiming,
     Measurements,
+    OptimizerTiming,
     block_compute_s,
     block_model,
     block_training,
@@ -205,3 +206,26 @@ def test_p2p_gets_its_own_latency_and_collectives_keep_theirs():
     assert comm.p2p_s(1 << 20, False, replace(hw, efficiency=got)) == pytest.approx(
         comm.p2p_s(1 << 20, False, hw), rel=1e-6
     )
+
+
+def test_the_optimizer_s_per_tensor_host_time_is_read_back_from_its_step():
+    fitted = spec_from(_measurements(TRUE), "fitted")  # the spec the rest of the fit gives
+    per_tensor = replace(fitted, efficiency=replace(fitted.efficiency, optimizer_tensor_us=7.5))
+    params, tensors = 4 * 12_352, 40
+    modelled = compute.optimizer_seconds(params, block_training("fp32"), 1, per_tensor, tensors)
+    meas = replace(_measurements(TRUE), optimizer=OptimizerTiming(params, tensors, modelled))
+    got = spec_from(meas, "optimizer").efficiency
+    assert got.optimizer_tensor_us == pytest.approx(7.5, rel=1e-6)
+    # Not measured (an older raw file), or a step no slower than its bytes: 0, never negative.
+    assert spec_from(_measurements(TRUE), "none").efficiency.optimizer_tensor_us == 0.0
+    fast = replace(meas, optimizer=OptimizerTiming(params, tensors, 0.0))
+    assert spec_from(fast, "fast").efficiency.optimizer_tensor_us == 0.0
+
+
+def test_a_one_tensor_at_a_time_optimizer_costs_its_tensors_and_presets_pay_nothing():
+    t = block_training("fp32")
+    base = compute.optimizer_seconds(10**6, t, 1, TRUE)
+    per = replace(TRUE, efficiency=replace(TRUE.efficiency, optimizer_tensor_us=5.0))
+    assert compute.optimizer_seconds(10**6, t, 1, per, 40) == pytest.approx(base + 40 * 5e-6)
+    for hw in HARDWARE.values():  # multi-tensor (fused / foreach) Adam: no per-tensor term
+        assert hw.efficiency.optimizer_tensor_us == 0.0

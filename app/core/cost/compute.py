@@ -112,8 +112,14 @@ def head_seconds(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> float:
     return logits + hbm_seconds(loss_bytes, hw) + host_overhead_s(HEAD_KERNELS, hw)
 
 
-def optimizer_seconds(rank_params: int, t: Training, dp: int, hw: HardwareSpec) -> float:
+def optimizer_seconds(
+    rank_params: int, t: Training, dp: int, hw: HardwareSpec, tensors: int = 0
+) -> float:
+    """One optimizer step of a rank holding ``rank_params`` in ``tensors`` parameter tensors."""
     # Adam is memory-bound. Rajbhandari et al. 2020 §3 state: read fp32 main grad, master
     # weight, m and v (16 B), write master, m, v (12 B) and the 16-bit weight (2 B).
     shard = rank_params / (dp if t.zero >= 1 else 1)
-    return hbm_seconds(shard * 30.0, hw) + host_overhead_s(OPTIMIZER_KERNELS, hw)
+    # A one-tensor-at-a-time step (torch/optim/adamw.py _single_tensor_adamw) pays its host
+    # time per tensor; multi-tensor kernels pay OPTIMIZER_KERNELS launches in all.
+    per_tensor = tensors * hw.efficiency.optimizer_tensor_us * 1e-6
+    return hbm_seconds(shard * 30.0, hw) + host_overhead_s(OPTIMIZER_KERNELS, hw) + per_tensor

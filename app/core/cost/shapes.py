@@ -94,3 +94,16 @@ def layers_per_chunk(m: ModelSpec, pp: int, chunks: int, stage: int) -> int:
     """Layers in the first chunk of ``stage`` under the default split: every chunk's count
     when the split is even or there is one chunk per rank."""
     return default_split(m.layers, pp * chunks)[stage]
+
+
+def param_tensors(m: ModelSpec, layers: int, first: bool, last: bool) -> int:
+    """Parameter tensors of a rank with ``layers`` layers, plus the embedding (``first``) and
+    the head (``last``): what a one-tensor-at-a-time optimizer steps through.
+    Per layer, as gpu_probe/model.py's Block and Hugging Face's LlamaDecoderLayer hold them:
+    two norms (LayerNorm weight and bias; RMSNorm weight only), q, k, v and o, and the MLP's
+    two matrices (three gated)."""
+    norm = 1 if m.gated_mlp else 2
+    per_layer = 2 * norm + 4 + (3 if m.gated_mlp else 2)
+    embed = 2 if m.learned_positions else 1
+    head = norm + (0 if m.tied_embeddings else 1)
+    return layers * per_layer + (embed if first else 0) + (head if last else 0)

@@ -60,10 +60,12 @@ def tail(
     chunks: int,
     layers: int = 0,
     gathers: int = 0,
+    tensors: int = 0,
 ) -> Tail:
     """``durations``: per rank and chunk (durations.stage_durations), or one per rank;
     ``layers``: stage 0's layers (grad_sync_s), ``gathers``: its ZeRO-3 weight gather's
-    collectives (backward_gather_s)."""
+    collectives (backward_gather_s), ``tensors``: the most parameter tensors a rank steps
+    (shapes.param_tensors)."""
     total = grad_sync_s(rank_params, t, layout, hw, layers)
     # Stage 0 finishes its backward last, so its last backward is the window that counts:
     # through all its chunks, so their mean times chunks is the window.
@@ -73,5 +75,6 @@ def tail(
     dp_s = overlap.exposed_grad_sync_s(
         total, rank_params, first, chunks, t.overlap_grad_reduce, busy
     )
-    optim = 0.0 if t.forward_only else compute.optimizer_seconds(rank_params, t, layout.dp, hw)
+    optim = compute.optimizer_seconds(rank_params, t, layout.dp, hw, tensors)
+    optim = 0.0 if t.forward_only else optim
     return Tail(total, dp_s, optim)

@@ -141,7 +141,11 @@ def predict(
     comm_b = comm.step_comm_bytes(m, t, layout, s.chunks, rank_params, layers)
     first = sum(layers[0])
     gathers = durations.zero3_messages(m, t, first)
-    tail = step.tail(rank_params, t, layout, hw, chunk_d, s.chunks, first, gathers)
+    tensors = max(
+        shapes.param_tensors(m, sum(row), any(e[0] for e in end), any(e[1] for e in end))
+        for row, end in zip(layers, ends, strict=True)
+    )
+    tail = step.tail(rank_params, t, layout, hw, chunk_d, s.chunks, first, gathers, tensors)
     rank_d = [Durations.mean(row) for row in chunk_d]
     ref_f = rank_d[0].f - durations.embedding_seconds(m, hw, t, layout)[0] / s.chunks
     step_s = timeline.makespan + tail.dp_s + tail.optim_s
