@@ -155,6 +155,13 @@ def api(base: str, path: str, query: str):
         return json.load(res)
 
 
+def url_of(page) -> str:
+    """The page's address as the page itself sees it. Playwright's page.url follows
+    history.replaceState through an asynchronous event, so right after a click it can
+    still show the address before; location.href is read in the page, in order."""
+    return page.evaluate("location.href")
+
+
 def open_view(page, url: str, view: str):
     # Not "load": that waits for Plotly too, and the views draw before it arrives.
     res = page.goto(url, wait_until="domcontentloaded")

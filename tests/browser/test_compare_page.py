@@ -6,7 +6,7 @@ import pytest
 
 from app import i18n
 from app.core.schedules import ScheduleName
-from tests.browser.conftest import shot
+from tests.browser.conftest import shot, url_of
 
 pytestmark = pytest.mark.browser
 
@@ -28,7 +28,7 @@ def x_ranges(page):
 
 
 def url_pairs(page):
-    return parse_qs(urlparse(page.url).query, keep_blank_values=True)
+    return parse_qs(urlparse(url_of(page)).query, keep_blank_values=True)
 
 
 def wait_for_count(page, n):
@@ -69,7 +69,7 @@ def test_editing_a_column_changes_the_url_and_the_drawing_and_the_url_reproduces
     assert page.locator('#diff tr[data-key="pp"]').count() == 1
     drawn = (columns(page), page.locator("#diff").inner_text())
     again = context.new_page()
-    open_compare(again, page.url)
+    open_compare(again, url_of(page))
     assert (columns(again), again.locator("#diff").inner_text()) == drawn
 
 

@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from app import i18n
-from tests.browser.conftest import api, open_view
+from tests.browser.conftest import api, open_view, url_of
 
 pytestmark = pytest.mark.browser
 
@@ -15,7 +15,7 @@ ARTICLE = "dp=2&tp=2&pp=2&microbatches=4&schedule=naive&f_time=1"
 
 
 def query_of(page):
-    return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
+    return {k: v[0] for k, v in parse_qs(urlparse(url_of(page)).query).items()}
 
 
 def worded(base_url, query, k, lang="en"):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import api, open_view
+from tests.browser.conftest import api, open_view, url_of
 
 pytestmark = pytest.mark.browser
 SHOTS = Path("/tmp/shots/formulas")
@@ -28,7 +28,7 @@ def test_bubble_card_substitutes_the_urls_p_and_m_and_follows_them(page, base_ur
         "document.querySelector('#card-bubble [data-formula=bubble]').innerText"
         ".includes('(3 + 2 − 1) = 1 / 4 = 25.0%')"
     )
-    assert "microbatches=3" in page.url
+    assert "microbatches=3" in url_of(page)
     section = page.locator('#f-bubble [data-formula="bubble"]').inner_text()
     assert "1 / 4 = 25.0%" in section
 

@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from app import i18n
-from tests.browser.conftest import SHOTS, open_view
+from tests.browser.conftest import SHOTS, open_view, url_of
 
 pytestmark = pytest.mark.browser
 
@@ -20,7 +20,7 @@ LLAMA32_3B = {
 
 
 def query_of(page):
-    return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
+    return {k: v[0] for k, v in parse_qs(urlparse(url_of(page)).query).items()}
 
 
 def embedded_model(page):
@@ -71,7 +71,7 @@ def test_an_uploaded_file_imports_on_the_flow_page_and_keeps_its_view(page, base
     page.locator("#hf-submit").click()
     page.wait_for_url("**layers=16**")
     page.wait_for_selector("body[data-ready=flow]")
-    assert urlparse(page.url).path == "/flow"
+    assert urlparse(url_of(page)).path == "/flow"
     q = query_of(page)
     assert (q["pp"], q["speed"], q["model"]) == ("4", "4", "custom")
 
@@ -94,7 +94,7 @@ def test_a_bad_config_shows_why_beside_the_control_and_stays(page, base_url, wat
     err = page.locator("#hf-error")
     err.filter(has_text=words).wait_for()
     assert i18n.strings("en")["hf.failed"] in err.inner_text()
-    assert page.url == url
+    assert url_of(page) == url
 
 
 def test_an_empty_submit_asks_for_a_config(page, base_url):
@@ -140,6 +140,6 @@ def test_the_other_scenario_pages_import_into_their_own_url(page, base_url, path
     page.locator("#hf-submit").click()
     page.wait_for_url("**model=custom**")
     page.wait_for_selector(f"body[data-ready={view}]")
-    assert urlparse(page.url).path == path.split("?")[0]
+    assert urlparse(url_of(page)).path == path.split("?")[0]
     q = query_of(page)
     assert kept in q and q["layers"] == "28"

@@ -7,7 +7,7 @@ import pytest
 
 from app import i18n_quiz
 from app.core import quiz
-from tests.browser.conftest import open_view
+from tests.browser.conftest import open_view, url_of
 
 pytestmark = pytest.mark.browser
 SHOTS = Path("/tmp/shots")
@@ -21,11 +21,11 @@ def test_answering_writes_the_url_and_a_reload_keeps_it(page, base_url):
     assert card.locator(".answer").is_hidden()
     card.locator(f'.choice[data-choice="{quiz.LETTERS[q.answer]}"]').click()
     assert card.locator(".answer").is_visible()
-    assert f"answers={q.id}{quiz.LETTERS[q.answer]}" in page.url
+    assert f"answers={q.id}{quiz.LETTERS[q.answer]}" in url_of(page)
     assert page.locator("#quiz-progress").inner_text().startswith(f"1 of {len(quiz.QUESTIONS)}")
     wrong = quiz.BY_ID[6]
     page.locator(f'[data-question="{wrong.id}"] .choice[data-choice="a"]').click()
-    assert f"answers={q.id}{quiz.LETTERS[q.answer]},{wrong.id}a" in page.url
+    assert f"answers={q.id}{quiz.LETTERS[q.answer]},{wrong.id}a" in url_of(page)
     page.reload(wait_until="domcontentloaded")
     page.wait_for_selector("body[data-ready=quiz]")
     assert card.locator(".answer").is_visible()
@@ -38,7 +38,7 @@ def test_answering_writes_the_url_and_a_reload_keeps_it(page, base_url):
     with page.expect_navigation():
         card.locator("a[data-proof]").first.click()
     page.wait_for_selector("body[data-ready=compare]")
-    assert "schedule%3Dgpipe" in page.url
+    assert "schedule%3Dgpipe" in url_of(page)
 
 
 def test_a_shared_set_opens_in_chinese_with_its_questions_only(page, base_url):
@@ -47,7 +47,7 @@ def test_a_shared_set_opens_in_chinese_with_its_questions_only(page, base_url):
     zh = i18n_quiz.strings("zh")
     assert page.locator("section.teach h2").inner_text() == zh["quiz.title"]
     page.locator('[data-question="2"] .choice[data-choice="b"]').click()
-    assert "lang=zh&only=1,2,3&answers=2b" in page.url
+    assert "lang=zh&only=1,2,3&answers=2b" in url_of(page)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -65,7 +65,7 @@ def test_the_pages_fit_each_width(browser, watch, base_url, name, path, view, wi
         open_view(page, f"{base_url}{path}&lang={lang}", view)
         assert page.evaluate("document.documentElement.scrollWidth") <= w
         if name == "article":
-            assert "schedule=naive" in page.url and "f_time=1" in page.url
+            assert "schedule=naive" in url_of(page) and "f_time=1" in url_of(page)
             assert page.locator('#article-ranks tr[data-rank="5"]').is_visible()
         SHOTS.mkdir(exist_ok=True)
         page.screenshot(path=str(SHOTS / f"{name}-{width}-{lang}.png"), full_page=True)

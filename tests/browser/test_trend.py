@@ -6,7 +6,7 @@ import pytest
 
 from app import i18n
 from app.core.schedules import FORWARD_ONLY, ScheduleName
-from tests.browser.conftest import api, open_view, shot
+from tests.browser.conftest import api, open_view, shot, url_of
 
 pytestmark = pytest.mark.browser
 
@@ -63,10 +63,10 @@ def test_the_url_round_trips_into_a_new_page(page, context, base_url):
     )
     page.select_option('#sweep-form [name="series"]', "none")
     page.wait_for_function("document.getElementById('trend-charts').dataset.lines === '1'")
-    state = query_of(page.url)
+    state = query_of(url_of(page))
     assert state == {"dp": "2", "knob": "pp", "values": "1,2,4,8", "series": "none"}
     again = context.new_page()
-    open_view(again, page.url, "trend")
+    open_view(again, url_of(page), "trend")
     assert charts(again) == charts(page)
     assert again.input_value('#sweep-form [name="knob"]') == "pp"
     assert again.input_value('#sweep-form [name="values"]') == "1,2,4,8"
@@ -78,7 +78,7 @@ def test_changing_the_base_scenario_redraws_the_sweep(page, base_url):
     before = page.evaluate("document.getElementById('chart-bubble').data[0].y[0]")
     page.locator('#controls [name="pp"]').fill("8")
     page.wait_for_function(f"document.getElementById('chart-bubble').data[0].y[0] !== {before}")
-    assert query_of(page.url)["pp"] == "8"
+    assert query_of(url_of(page))["pp"] == "8"
     # (p-1)/(m+p-1) at m = 1 for p = 8
     assert page.evaluate("document.getElementById('chart-bubble').data[0].y[0]") == 7 / 8
 
@@ -96,8 +96,8 @@ def test_clicking_a_point_opens_that_exact_scenario(page, base_url, view):
     with page.expect_navigation():
         page.mouse.click(x, y)
     page.wait_for_selector(f"body[data-ready={view}]")
-    assert urlparse(page.url).path == ("/flow" if view == "flow" else "/")
-    opened = query_of(page.url)
+    assert urlparse(url_of(page)).path == ("/flow" if view == "flow" else "/")
+    opened = query_of(url_of(page))
     assert opened["schedule"] in ("gpipe", "looped-bfs")
     line = next(li for li in data["lines"] if li["key"] == opened["schedule"])
     assert opened == next(p for p in line["points"] if p["x"] == 12)["query"]
@@ -136,8 +136,8 @@ def test_the_zh_toggle_switches_the_trend_page(page, base_url):
     with page.expect_navigation():
         page.click("#lang-toggle")
     page.wait_for_selector("body[data-ready=trend]")
-    assert query_of(page.url)["lang"] == "zh"
-    assert query_of(page.url)["knob"] == "pp"
+    assert query_of(url_of(page))["lang"] == "zh"
+    assert query_of(url_of(page))["knob"] == "pp"
     assert zh["trend.chart.memory"] in page.inner_text("#trend-charts")
     assert zh["trend.title"] in page.inner_text("#sweep-card")
     shot(page, "trend_zh")
@@ -170,7 +170,7 @@ def test_the_planner_rows_link_to_their_scenarios(page, base_url):
     with page.expect_navigation():
         rows.nth(1).locator("a[data-open=overview]").click()
     page.wait_for_selector("body[data-ready=overview]")
-    assert query_of(page.url) == data["results"][1]["query"]
+    assert query_of(url_of(page)) == data["results"][1]["query"]
 
 
 def test_the_planner_form_round_trips_and_switches_to_zh(page, context, base_url):
@@ -180,14 +180,14 @@ def test_the_planner_form_round_trips_and_switches_to_zh(page, context, base_url
     with page.expect_navigation():
         page.select_option('#plan-form [name="model"]', "llama3-8b")
     page.wait_for_selector("body[data-ready=plan]")
-    state = query_of(page.url)
+    state = query_of(url_of(page))
     assert {k: state[k] for k in ("model", "gpus", "global_batch")} == {
         "model": "llama3-8b",
         "gpus": "8",
         "global_batch": "32",
     }
     again = context.new_page()
-    open_view(again, page.url, "plan")
+    open_view(again, url_of(page), "plan")
     assert again.inner_text("#plan-results") == page.inner_text("#plan-results")
     with again.expect_navigation():
         again.click("#lang-toggle")
@@ -195,5 +195,5 @@ def test_the_planner_form_round_trips_and_switches_to_zh(page, context, base_url
     zh = i18n.strings("zh")
     assert zh["plan.results"] in again.inner_text("#plan-results")
     assert "fastest that fits" not in again.inner_text("#plan-results")
-    assert query_of(again.url)["gpus"] == "8"
+    assert query_of(url_of(again))["gpus"] == "8"
     shot(again, "plan_zh")
