@@ -25,7 +25,7 @@ import socket
 import sys
 import tempfile
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -157,8 +157,9 @@ def measure(ctx, a: argparse.Namespace, nodes: int) -> Measurements:
     dtype = a.dtype or ("bf16" if ctx.device.type == "cuda" else "fp32")
     stream_bytes, stream_s = bench.time_stream(ctx, b)
     work = None if ctx.device.type == "cuda" else bench.block_step(ctx, dtype)[1]
-    intra = bench.time_links(ctx, "tp", b, work) if ctx.size("tp") > 1 else []
-    inter = bench.time_links(ctx, "dp", b, work) if nodes > 1 else []
+    intra, in_step = bench.time_links(ctx, "tp", b, work) if ctx.size("tp") > 1 else ([], None)
+    inter, _ = bench.time_links(ctx, "dp", b, work) if nodes > 1 else ([], None)
+    block = bench.time_block(ctx, dtype, b)
     return Measurements(
         host=platform.node() or "unknown", date=time.strftime("%Y-%m-%d"),
         device=ctx.device.type, backend=str(dist.get_backend()), dtype=dtype,
@@ -167,8 +168,9 @@ def measure(ctx, a: argparse.Namespace, nodes: int) -> Measurements:
         gemms=tuple(bench.time_gemms(ctx, bench.DTYPES[dtype], b)),
         stream_bytes=stream_bytes, stream_s=stream_s,
         attention=bench.time_attention(ctx, bench.DTYPES[dtype], b),
-        block=bench.time_block(ctx, dtype, b), intra=tuple(intra), inter=tuple(inter),
-        optimizer=bench.time_optimizer(ctx, dtype, b),
+        block=block, intra=tuple(intra), inter=tuple(inter),
+        block_in_step=None if in_step is None else replace(block, seconds=in_step),
+        optimizer=bench.time_optimizer(ctx, dtype, b, work),
     )  # fmt: skip
 
 

@@ -39,6 +39,8 @@ OVERHEAD_BLOCK = {"cpu": (32, 2, 8), "cuda": (64, 4, 16)}  # hidden, heads, seq_
 ATTENTION = {"cpu": (256, 4, 512), "cuda": (2048, 16, 4096)}  # hidden, heads, seq_len
 STREAM_ELEMENTS = {"cpu": 16 << 20, "cuda": 256 << 20}  # fp32 elements per operand
 WORK_CALLS = 5  # operations per repeat when each follows a block of compute
+# Block timings taken between messages of at most this (a probe step's messages are KiBs).
+IN_STEP_MAX_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -172,8 +174,16 @@ def block_step(ctx: MeshContext, dtype: str) -> tuple[ModelConfig, Callable[[], 
     return m, step
 
 
-def time_optimizer(ctx: MeshContext, dtype: str, b: Budget, blocks: int = 4) -> OptimizerTiming:
-    """One AdamW step, as gpu_probe/train.py builds it, over ``blocks`` probe blocks' params."""
+def time_optimizer(
+    ctx: MeshContext,
+    dtype: str,
+    b: Budget,
+    work: Callable[[], None] | None = None,
+    blocks: int = 4,
+) -> OptimizerTiming:
+    """One AdamW step, as gpu_probe/train.py builds it, over ``blocks`` probe blocks' params.
+    With ``work`` (CPU), each step follows a run of it and is timed alone on the wall clock,
+    as a training step reaches its optimizer: back to back, its host loop ran ~40% faster."""
     m, _ = block_step(ctx, dtype)
     params = [p for _ in range(blocks) for p in Block(m, TPComm(None, 1, 0, NullTimer()))
               .to(ctx.device).parameters()]  # fmt: skip
@@ -181,8 +191,20 @@ def time_optimizer(ctx: MeshContext, dtype: str, b: Budget, blocks: int = 4) -> 
         p.grad = torch.randn_like(p)
     adam = torch.optim.AdamW(params, lr=1e-4, weight_decay=0.01)
     dist.barrier()
-    seconds = slowest([per_call_s(adam.step, ctx.device, b)])[0]
-    return OptimizerTiming(sum(p.numel() for p in params), len(params), seconds)
+    seconds = per_call_s(adam.step, ctx.device, b) if work is None else _after(adam.step, work, b)
+    return OptimizerTiming(sum(p.numel() for p in params), len(params), slowest([seconds])[0])
+
+
+def _after(fn: Callable[[], object], work: Callable[[], None], b: Budget) -> float:
+    """Median wall seconds of single calls of ``fn``, each right after ``work``."""
+    fn()
+    times = []
+    for _ in range(b.repeats * WORK_CALLS):
+        work()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
 def time_block(ctx: MeshContext, dtype: str, b: Budget) -> BlockTiming:
@@ -197,29 +219,37 @@ def time_block(ctx: MeshContext, dtype: str, b: Budget) -> BlockTiming:
 
 def time_links(
     ctx: MeshContext, axis: str, b: Budget, work: Callable[[], None] | None = None
-) -> list[LinkSample]:
+) -> tuple[list[LinkSample], float | None]:
     """all_reduce, all_gather and p2p exchange per size over every group of ``axis`` at
-    once (tp = the ranks of one node, dp = one rank per node: the layout's two kinds).
+    once (tp = the ranks of one node, dp = one rank per node: the layout's two kinds), and
+    the median seconds of ``work`` as it ran between messages of at most
+    ``IN_STEP_MAX_BYTES`` (None without work): a block as a step runs it, ~10-20% slower on
+    this box than back to back, and sampled across the whole sweep, not one moment of it.
 
-    ``work`` (CPU): run before every operation and left out of its time, as a step runs a
-    layer between two collectives. A rank that computed has given its core's other threads
-    time to sleep, and waking them is part of what a message costs there: on this 2-core
-    box a 4 KiB exchange took 0.06 ms back to back and 0.3-7 ms after 0.2-1 ms of compute,
-    depending on what else ran. On a GPU the collective runs on the device; no gap."""
+    ``work`` (CPU): run before every operation, as a step runs a layer between two messages.
+    A rank that computed has given its core's other threads time to sleep, and waking them
+    is part of what a message costs there: on this 2-core box a 4 KiB exchange took 0.06 ms
+    back to back and 0.3-7 ms after 0.2-1 ms of compute. The operation's time then starts
+    when the group's last member posts it (``in_flight``), as the probe's in-flight time
+    does: a peer still computing is the schedule's wait, which the simulator draws, not the
+    link's. On a GPU the collective runs on the device; no gap, no work."""
     n = ctx.size(axis)
-    samples = []
+    samples, block_s = [], []
     for nbytes in sweep(b.max_bytes):
         for op in LINK_OPS:
-            seconds = _collective_s(link_op(ctx, axis, op, nbytes), ctx, b, work)
+            seconds, blocks = _collective_s(link_op(ctx, axis, op, nbytes), ctx, axis, op, b, work)
             samples.append((op, nbytes, seconds))
+            block_s += blocks if nbytes <= IN_STEP_MAX_BYTES else []
     times = slowest([s for _, _, s in samples])
-    return [
+    links = [
         LinkSample(op, 2 if op == "p2p" else n, nbytes, t)
         for (op, nbytes, _), t in zip(samples, times, strict=True)
     ]
+    return links, (slowest([statistics.median(block_s)])[0] if block_s else None)
 
 
-def _collective_s(fn, ctx: MeshContext, b: Budget, work) -> float:
+def _collective_s(fn, ctx: MeshContext, axis: str, op: str, b: Budget, work):
+    """(median seconds per call of ``fn``, seconds of each ``work`` run before one)."""
     fn()
     fn()  # the first call on a group pays its lazy setup (12-32 ms on gloo)
     dist.barrier()
@@ -227,21 +257,51 @@ def _collective_s(fn, ctx: MeshContext, b: Budget, work) -> float:
     if work is not None:
         calls = min(calls, WORK_CALLS)
     calls = int(slowest([float(calls)])[0])  # one count on every rank
+    if work is not None:
+        return _after_work_s(fn, work, calls, b.repeats, ctx, axis, op)
     times = []
     for _ in range(b.repeats):
         dist.barrier()
-        if work is None:
-            times.append(_repeat_s(fn, ctx.device, calls) / calls)
-        else:
-            times.append(_after_work_s(fn, work, calls) / calls)
-    return statistics.median(times)
+        times.append(_repeat_s(fn, ctx.device, calls) / calls)
+    return statistics.median(times), []
 
 
-def _after_work_s(fn, work, calls: int) -> float:
-    spent = 0.0
-    for _ in range(calls):
-        work()
-        t0 = time.perf_counter()
-        fn()
-        spent += time.perf_counter() - t0
-    return spent
+def _after_work_s(fn, work, calls: int, repeats: int, ctx: MeshContext, axis: str, op: str):
+    starts, ends, blocks = [], [], []
+    for _ in range(repeats):
+        dist.barrier()
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            work()
+            t1 = time.perf_counter()
+            fn()
+            starts.append(t1)
+            ends.append(time.perf_counter())
+            blocks.append(t1 - t0)
+    flights = [
+        end - start for end, start in zip(ends, in_flight(starts, ctx, axis, op), strict=True)
+    ]
+    return statistics.median(flights), blocks
+
+
+def in_flight(starts: list[float], ctx: MeshContext, axis: str, op: str) -> list[float]:
+    """Each call's start as the latest its partners posted it: the whole group for a
+    collective, the pair for an exchange. perf_counter is CLOCK_MONOTONIC, one clock for
+    the processes of one host; a group across hosts keeps each rank's own start."""
+    if ctx.layout.crosses_node(axis):
+        return starts
+    group = ctx.group(axis)
+    mine = torch.tensor([float(ctx.rank), *starts], dtype=torch.float64)
+    rows = [torch.empty_like(mine) for _ in range(ctx.size(axis))]
+    dist.all_gather(rows, mine, group=group)
+    by_rank = {int(r[0].item()): r[1:].tolist() for r in rows}
+    partners = _partners(ctx, axis, op)
+    return [max(by_rank[p][i] for p in partners) for i in range(len(starts))]
+
+
+def _partners(ctx: MeshContext, axis: str, op: str) -> list[int]:
+    members = ctx.layout.group(axis, ctx.rank)
+    if op != "p2p":
+        return members
+    me = members.index(ctx.rank)
+    return [ctx.rank] if me ^ 1 >= len(members) else [ctx.rank, members[me ^ 1]]

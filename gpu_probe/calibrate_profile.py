@@ -82,6 +82,9 @@ class Measurements:
     intra: tuple[LinkSample, ...]  # inside one node
     inter: tuple[LinkSample, ...] = ()  # one member per node, when several nodes ran
     optimizer: OptimizerTiming | None = None  # None: not measured (optimizer_tensor_us 0)
+    # The same block run between p2p exchanges, as a pipeline step runs its layers (CPU);
+    # None where only the back-to-back timing exists (GPU, or no intra-node link).
+    block_in_step: BlockTiming | None = None
 
     @property
     def nodes(self) -> int:
@@ -159,9 +162,10 @@ def spec_from(meas: Measurements, name: str, nics_per_node: int | None = None) -
     )  # fmt: skip
     flash = flash_fraction(meas.attention, spec, meas.dtype)
     spec = replace(spec, efficiency=replace(efficiency, flash_fraction=flash))
-    bare = block_compute_s(meas.block, spec, meas.dtype, 0.0)
-    per_us = block_compute_s(meas.block, spec, meas.dtype, 1.0) - bare
-    overhead = kernel_overhead_us(meas.block.seconds, bare, per_us)
+    block = meas.block_in_step or meas.block
+    bare = block_compute_s(block, spec, meas.dtype, 0.0)
+    per_us = block_compute_s(block, spec, meas.dtype, 1.0) - bare
+    overhead = kernel_overhead_us(block.seconds, bare, per_us)
     spec = replace(spec, efficiency=replace(spec.efficiency, kernel_overhead_us=overhead))
     per_tensor = optimizer_tensor_us(meas.optimizer, spec, meas.dtype)
     return replace(spec, efficiency=replace(spec.efficiency, optimizer_tensor_us=per_tensor))

@@ -229,3 +229,14 @@ def test_a_one_tensor_at_a_time_optimizer_costs_its_tensors_and_presets_pay_noth
     assert compute.optimizer_seconds(10**6, t, 1, per, 40) == pytest.approx(base + 40 * 5e-6)
     for hw in HARDWARE.values():  # multi-tensor (fused / foreach) Adam: no per-tensor term
         assert hw.efficiency.optimizer_tensor_us == 0.0
+
+
+def test_the_block_as_a_step_runs_it_sets_the_launch_overhead_when_measured():
+    # The back-to-back block ran faster than the one timed between messages (a step's way):
+    # the kernel overhead comes from the latter; without it, from the former.
+    hw = _compute_bound(TRUE)
+    meas = _measurements(hw)
+    hot = replace(meas.block, seconds=0.5 * meas.block.seconds)
+    in_step = replace(meas, block=hot, block_in_step=meas.block)
+    assert spec_from(in_step, "s").efficiency.kernel_overhead_us == pytest.approx(20.0, rel=1e-6)
+    assert spec_from(replace(meas, block=hot), "h").efficiency.kernel_overhead_us < 15.0

@@ -64,6 +64,8 @@ def test_the_raw_measurements_are_written_beside_the_profile(calibrated):
     assert raw["world"] == 2 and raw["device"] == "cpu"
     assert {s["op"] for s in raw["intra"]} == {"all_reduce", "all_gather", "p2p"}
     assert all(s["seconds"] > 0 for s in raw["intra"]) and all(g[3] > 0 for g in raw["gemms"])
+    # CPU: the block timed between messages, as a step runs it, beside the back-to-back one.
+    assert raw["block_in_step"]["seconds"] > 0 and raw["block"]["seconds"] > 0
 
 
 def test_a_server_built_with_the_profile_evaluates_on_it(calibrated, tmp_path):
