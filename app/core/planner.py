@@ -1,13 +1,15 @@
 """Configuration planner: every valid (dp, tp, pp, schedule, v, micro-batch, zero, recompute)
 for a model, a GPU count and a global batch, ranked by predicted tokens/s among those that fit.
 
-Two passes keep 1,024 GPUs x 175B inside a couple of seconds: a closed-form pass over every
+Two passes keep 1,024 GPUs x 175B under a second: a closed-form pass over every
 candidate (the bubble formulas tests/core/test_simulate.py proves the simulator obeys), then
-the full simulation for the best few, which are re-ranked by their simulated numbers.
+the full simulation for the best few, which are re-ranked by their simulated numbers. The
+first pass computes what does not depend on the schedule once per mesh (estimate's memo).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from itertools import product
 from typing import Any
@@ -158,17 +160,39 @@ def _makespan(c: Candidate, micro: int, d: Durations) -> float:
     return (micro * c.v + p - 1) * (f + b + w) + hops
 
 
-def estimate(c: Candidate, m: ModelSpec, hw: HardwareSpec, batch: int) -> dict[str, Any]:
+def _cached(memo: dict, key: tuple, make: Callable[[], Any]) -> Any:
+    if key not in memo:
+        memo[key] = make()
+    return memo[key]
+
+
+def estimate(
+    c: Candidate, m: ModelSpec, hw: HardwareSpec, batch: int, memo: dict | None = None
+) -> dict[str, Any]:
+    """The closed-form pass's numbers for one candidate. ``memo``: one plan's cache of the
+    parts that do not depend on the schedule (and, below ZeRO-3, on the ZeRO stage), shared
+    by the thousands of candidates one plan scores."""
+    memo = {} if memo is None else memo
     t = Training(c.mbs, c.microbatches(batch), "bf16", c.zero, c.recompute)
     layout = Layout(dp=c.dp, tp=c.tp, pp=c.pp, gpus_per_node=hw.gpus_per_node)
     micro, head = t.microbatches, c.pp - 1
-    stage_d, _ = durations.stage_durations(m, hw, t, layout, c.v, head)  # mean chunk per rank
+    # Mean chunk per rank. Durations read the ZeRO stage only for ZeRO-3's gathers
+    # (durations._gather_s) and never the schedule or the micro-batch count.
+    mesh = (c.dp, c.tp, c.pp, c.v, c.mbs, c.recompute)
+    stage_d, _ = _cached(memo, ("d", *mesh, c.zero >= 3), lambda: durations.stage_durations(
+        m, hw, t, layout, c.v, head))  # fmt: skip
     slowest = max(stage_d, key=lambda d: d.f + d.b + d.w)
-    frontier = _frontier(c, micro, shapes.even_chunk_layers(m, c.pp, c.v))
+    split = _cached(memo, ("split", c.pp, c.v), lambda: shapes.even_chunk_layers(m, c.pp, c.v))
+    frontier = _frontier(c, micro, split)
     par, inflight = (c.dp, c.tp, c.pp), _peak_inflight(c, micro)
-    stages = memory.stage_memory(m, t, par, c.v, head, inflight, frontier=frontier)
-    rank_params = max(s.params for s in stages)
-    end = step.tail(rank_params, t, layout, hw, stage_d, c.v)
+    params = _cached(memo, ("params", c.pp, c.tp, c.v), lambda: memory.rank_params(
+        m, c.pp, c.tp, c.v, head, split))  # fmt: skip
+    stages = memory.stage_memory(
+        m, t, par, c.v, head, inflight, split, frontier=frontier, params=params
+    )
+    rank_params = max(params)
+    end = _cached(memo, ("tail", *mesh, c.zero), lambda: step.tail(
+        rank_params, t, layout, hw, stage_d, c.v))  # fmt: skip
     step_s = _makespan(c, micro, slowest) + end.dp_s + end.optim_s
     peak = max(s.total_bytes for s in stages)
     return {"tokens_per_s": batch * m.seq_len / step_s, "peak_bytes": peak,
@@ -226,7 +250,8 @@ def plan(
     names an entry of ``registry`` (the presets, plus the server's loaded profiles)."""
     m, hw = MODELS[model], registry[hardware]
     pool = candidates(m, hw, gpus, global_batch)
-    scored = [(estimate(c, m, hw, global_batch), c) for c in pool]
+    memo: dict = {}
+    scored = [(estimate(c, m, hw, global_batch, memo), c) for c in pool]
     fitting = sorted((x for x in scored if x[0]["fits"]), key=lambda x: -x[0]["tokens_per_s"])
     misfits = sorted((x for x in scored if not x[0]["fits"]), key=lambda x: x[0]["peak_bytes"])
     shortlist = [c for _, c in fitting[: top + 5]]

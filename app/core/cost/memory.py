@@ -118,6 +118,13 @@ def stage_params(
     )
 
 
+def rank_params(
+    m: ModelSpec, pp: int, tp: int, chunks: int, head_stage: int, layers: list[list[int]]
+) -> list[int]:
+    """stage_params of every pipeline rank, for the even placement's ends."""
+    return [stage_params(m, s, pp, tp, chunks, head_stage, layers[s]) for s in range(pp)]
+
+
 def activation_bytes_per_layer(m: ModelSpec, t: Training, tp: int) -> float:
     """Korthikanti et al. 2022 §4 (Table 2), bytes for one micro-batch, 16-bit activations."""
     s, b, h, a = m.seq_len, t.micro_batch_size, m.hidden, m.heads
@@ -210,6 +217,7 @@ def stage_memory(
     held: list[int] | None = None,
     ends: list[list[tuple[bool, bool]]] | None = None,
     frontier: list[list[tuple[int, int]]] | None = None,
+    params: list[int] | None = None,
 ) -> list[StageMemory]:
     """Memory per rank of each stage; ``par`` = (dp, tp, pp), ``inflight`` from the schedule.
 
@@ -218,16 +226,21 @@ def stage_memory(
     which chunks are in flight at the peak; by default inflight times the rank's largest chunk.
     ``frontier`` (held_frontier, split-backward schedules) replaces both: the peak of what F's
     keep for their B plus what B's keep for their W, at w_pass_share bytes per layer.
+    ``params``: rank_params, where the caller has it already (the planner's cache).
     """
     dp, tp, pp = par
     w, g, o = state_bytes_per_param(t, dp)
     act_layer = activation_bytes_per_layer(m, t, tp)
     layers = layers or even_chunk_layers(m, pp, chunks)
     w_share = w_pass_share(m, t, tp) if frontier is not None else 0.0
-    out = []
+    params_of, out = params, []
     for stage in range(pp):
         row_ends = ends[stage] if ends else None
-        params = stage_params(m, stage, pp, tp, chunks, head_stage, layers[stage], row_ends)
+        params = (
+            params_of[stage]
+            if params_of
+            else stage_params(m, stage, pp, tp, chunks, head_stage, layers[stage], row_ends)
+        )
         kept = held[stage] if held is not None else inflight[stage] * max(layers[stage])
         if frontier is not None:  # split backward: a W's activations stay from its B on
             kept = max(f + w_share * w for f, w in frontier[stage])
