@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.cost import flops
-from app.core.evaluate import evaluate
+from app.core.evaluate import Registry, evaluate
 from app.core.hardware import HARDWARE
 from app.core.published_runs import RUNS, PublishedRun
 from app.core.scenario import Scenario, ScenarioError
@@ -98,9 +98,9 @@ def scenario_of(run: PublishedRun) -> Scenario:
     )  # fmt: skip
 
 
-def published_step_s(run: PublishedRun, s: Scenario) -> float:
+def published_step_s(run: PublishedRun, s: Scenario, registry: Registry = HARDWARE) -> float:
     """The source's iteration time, or the one its throughput figure implies."""
-    m, hw = custom_model(s), HARDWARE[s.hardware]
+    m, hw = custom_model(s), registry[s.hardware]
     tokens = run.global_batch * m.seq_len
     if run.iteration_s is not None:
         return run.iteration_s
@@ -134,25 +134,32 @@ class Row:
         return None if self.reason else (self.baseline_s - self.published_s) / self.published_s
 
 
-def row(run: PublishedRun) -> Row:
+def row(run: PublishedRun, registry: Registry = HARDWARE) -> Row:
+    """One run predicted with ``registry``'s profiles (bench/fidelity.py --fit swaps one)."""
     reason = left_out(run)
     if reason:
         return Row(run, reason)
     s = scenario_of(run)
     try:
-        view = evaluate(s)
+        view = evaluate(s, registry)
     except ScenarioError as exc:
         return Row(run, f"not expressible: {exc}")
-    hw = HARDWARE[s.hardware]
+    hw = registry[s.hardware]
     model_f = flops.model_flops(custom_model(s), run.global_batch)
     baseline = model_f / (run.gpus * hw.peak_tflops * 1e12 * BASELINE_MFU)
     return Row(
-        run, "", published_step_s(run, s), view["step_time_s"], baseline, s.query(), s.hardware
+        run,
+        "",
+        published_step_s(run, s, registry),
+        view["step_time_s"],
+        baseline,
+        s.query(),
+        s.hardware,
     )
 
 
-def rows() -> list[Row]:
-    return [row(r) for r in RUNS]
+def rows(registry: Registry = HARDWARE) -> list[Row]:
+    return [row(r, registry) for r in RUNS]
 
 
 def summary(errors: list[float]) -> dict[str, Any]:

@@ -62,10 +62,12 @@ class HardwareSpec:
         return (self.fp32_tflops or self.peak_tflops) if element_bytes == 4 else self.peak_tflops
 
 
-# One set of constants per GPU generation. The GEMM ceilings are fitted by
-# `python bench/fidelity.py --fit` over the published runs (A100: 39 rows from 3 sources,
-# median |error| 4.1% in-sample and 5.9% with each source held out; H100: 5 rows of one
-# source, so not cross-validated). The rest are datasheet-relative microbenchmark figures.
+# One set of constants per GPU generation. The GEMM ceilings come from
+# `python bench/fidelity.py --fit` over the published runs: the least median |error| among
+# ceilings whose max is within 15% (A100: 39 rows from 4 sources, median 3.6% in-sample and
+# 5.9% with each source held out). H100 has 5 rows of one source, which cannot be held out;
+# the fit picks 0.64 (0.3%), 0.63 is kept (1.5%): five rows cannot tell them apart.
+# The rest are datasheet-relative microbenchmark figures.
 AMPERE = Efficiency(
     gemm_max_fraction=0.74,
     gemm_half_gflop=2.0,

@@ -44,3 +44,18 @@ def test_published_mfu_follows_from_the_published_time_with_our_flop_count(row):
     mfu = total / (row.published_s * row.run.gpus * HARDWARE[s.hardware].peak_tflops * 1e12)
     # Sources count attention and the head slightly differently (Chowdhery et al. 2022 App. B).
     assert mfu == pytest.approx(row.run.mfu, rel=0.05)
+
+
+def test_rows_are_predicted_with_the_registry_they_are_given():
+    """bench/fidelity.py --fit searches a GEMM ceiling by handing rows a registry with it
+    swapped in; a row that ignored it made every ceiling score the same."""
+    from dataclasses import replace
+    from types import MappingProxyType
+
+    run = next(r.run for r in PREDICTED if r.hardware == "a100-80g")
+    hw = HARDWARE["a100-80g"]
+    slower = replace(hw, efficiency=replace(hw.efficiency, gemm_max_fraction=0.5))
+    registry = MappingProxyType({**HARDWARE, "a100-80g": slower})
+    base, swapped = fidelity.row(run), fidelity.row(run, registry)
+    assert swapped.published_s == base.published_s
+    assert swapped.predicted_s > 1.2 * base.predicted_s
