@@ -4,7 +4,7 @@ Each rank runs its actions in the listed order. An action starts when its rank i
 its dependencies are done: F waits for the previous virtual stage's F (plus p2p time when
 that stage lives on another rank); B waits for its own F and for the next virtual stage's
 B (plus p2p); W waits for its own B. The start times are the unique earliest ones this
-order allows, found in one pass with a wait list (O(actions)).
+order allows, found in one pass (O(actions); simulate_pass.py).
 
 An output reaches another rank when its *unit* ends. A unit is one action, except in
 DualPipeV: torch's runtime (torch/distributed/pipelining/schedules.py, OVERLAP_F_B) and

@@ -41,6 +41,11 @@ _Op = tuple[int, int, float, int, float, float]
 _Tmpl = tuple[int, int | None, float, int | None, float, float, bool, bool]
 
 
+def _split(actions) -> bool:
+    """Whether the backward is split (any W listed): B then lasts b alone, else b + w."""
+    return any("W" in map(itemgetter(0), row) for row in actions)
+
+
 def _templates(name, rank, ds, split, m, nvs) -> dict[str, list[_Tmpl]]:
     """Per kind, per chunk of one rank: what each of its actions waits for and lasts."""
     pp = nvs // len(ds)
@@ -68,7 +73,7 @@ def _compile(name, actions, chunk_d, m, nvs) -> list[list[_Op]]:
     """Actions -> integer keys and static dependencies (who produced a dep never changes),
     for the schedules released by unit (simulate_units.run_units)."""
     pp = len(actions)
-    split = any(a.kind == "W" for rank in actions for a in rank)
+    split = _split(actions)
     out = []
     for rank, row in enumerate(actions):
         tmpl = _templates(name, rank, chunk_d[rank], split, m, nvs)
@@ -126,7 +131,7 @@ def plain_pass(name, actions, chunk_d, m, nvs) -> Pass:
     """Earliest start of every action given per-rank order: one pass, each rank a generator
     that pauses where its input has not ended and resumes once it has (a paused frame keeps
     its place, which costs less than re-entering a loop: 60,000 pauses at p=64, m=512, v=4)."""
-    split = any("W" in map(itemgetter(0), row) for row in actions)
+    split = _split(actions)
     col, pp = nvs + 1, len(actions)
     end = [-1.0] * (3 * m * col)
     end[::col] = [0.0] * (3 * m)  # the always-ready column
