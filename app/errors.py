@@ -14,7 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from app.core.scenario import ScenarioError
+from app.core.inputs.scenario import ScenarioError
 
 
 def _safe(value: Any) -> Any:

@@ -1,6 +1,6 @@
 """Strings of the flow view's keys, captions and legend, in English and Chinese.
 
-``flowcap.<key>`` words one clause of a frame's caption (``app/core/flow_captions.py``); its
+``flowcap.<key>`` words one clause of a frame's caption (``app/core/views/flow_captions.py``); its
 args arrive as ``{0}``, ``{1}``, ... in the order the core lists them.
 """
 

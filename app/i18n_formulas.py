@@ -1,5 +1,5 @@
 """Strings of the formula cards with the scenario's numbers, in English and Chinese. A cause's
-{0}, {1}, {2} are its numbers (app/core/formula_tokens.py), filled in by the page."""
+{0}, {1}, {2} are its numbers (app/core/views/formula_tokens.py), filled in by the page."""
 
 from __future__ import annotations
 

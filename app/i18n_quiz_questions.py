@@ -1,5 +1,5 @@
 """The self-test's questions, choices and reasonings (quiz.<key>.*), in English and Chinese;
-the question list itself, with each proof link, is app/core/quiz.py."""
+the question list itself, with each proof link, is app/core/teach/quiz.py."""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ class Settings(BaseSettings):
     metrics_unfinished_runs: int = Field(64, ge=0, le=10_000)
     metrics_finished_runs: int = Field(8, ge=0, le=10_000)
     metrics_slowest_ranks: int = Field(8, ge=0, le=1024)
-    # Hardware profile JSON files (app/core/hardware_profile.py), read once at startup and
+    # Hardware profile JSON files (app/core/inputs/hardware_profile.py), read once at startup and
     # listed beside the presets; from the environment a JSON list: '["a.json", "b.json"]'.
     hardware_profiles: list[Path] = Field(default_factory=list)
     # Heavy requests (trace, flow data, plan; app/api/limits.py): this many run at once, this

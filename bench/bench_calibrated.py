@@ -33,9 +33,9 @@ from bench_probe_predicted import p2p_latency  # noqa: E402
 
 from app.api.hardware import load_registry  # noqa: E402
 from app.core.evaluate import prepare  # noqa: E402
-from app.core.measured import breakdown  # noqa: E402
-from app.core.protocol import ProbeRecord  # noqa: E402
-from app.core.scenario import Scenario  # noqa: E402
+from app.core.fidelity.measured import breakdown  # noqa: E402
+from app.core.inputs.protocol import ProbeRecord  # noqa: E402
+from app.core.inputs.scenario import Scenario  # noqa: E402
 
 PY = sys.executable
 WARMUP = 2  # steps that pay lazy group set-up and the allocator's first growth

@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.core.planner import plan  # noqa: E402
+from app.core.evaluate.planner import plan  # noqa: E402
 
 if __name__ == "__main__":
     for model, hw, gpus, batch in (("gpt3-175b", "a100-80g", 1024, 1536),

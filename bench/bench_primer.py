@@ -9,8 +9,8 @@ import json
 import time
 
 from app.core.evaluate import evaluate
-from app.core.primer_view import PrimerParams, primer
-from app.core.scenario import Scenario
+from app.core.evaluate.primer import PrimerParams, primer
+from app.core.inputs.scenario import Scenario
 
 CASES = (
     {},

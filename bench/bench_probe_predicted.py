@@ -1,6 +1,6 @@
 """Measured records -> the simulator's inputs, and measured makespan / bubble to compare.
 
-Pure functions over spooled record dicts (app.core.protocol.ProbeRecord as JSON); used by
+Pure functions over spooled record dicts (app.core.inputs.protocol.ProbeRecord as JSON); used by
 bench_probe.py. Definitions match app.core.simulate: makespan runs from the first compute
 start to the last compute end of one pipeline replica (one dp, tp coordinate), and
 bubble = idle / (pp * makespan) with idle = pp * makespan - sum of F/B/W time.

@@ -1,7 +1,7 @@
 """The cost model against published measured runs, side by side in one run: this model, the
 previous one (its code at a git revision, run in a subprocess) and a flat 50%-of-peak
 estimate. `--fit` searches each hardware profile's GEMM ceiling and reports it in-sample and
-leave-one-source-out, which is how the constants in app/core/hardware.py were chosen.
+leave-one-source-out, which is how the constants in app/core/inputs/hardware.py were chosen.
 
     python bench/fidelity.py [--previous REV] [--fit] [--rows]
 """
@@ -23,7 +23,8 @@ from types import MappingProxyType
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.core import fidelity, hardware  # noqa: E402
+from app.core.fidelity import board as fidelity  # noqa: E402
+from app.core.inputs import hardware  # noqa: E402
 
 # Run inside the previous revision's tree: its Scenario knows fewer fields, and a custom
 # shape there is a preset with overrides (GPT-3 for GeLU models, Llama 3 for SwiGLU ones).

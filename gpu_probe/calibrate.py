@@ -33,8 +33,8 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from app.core.hardware_profile import NAME_PATTERN
-from app.core.topology import Layout
+from app.core.inputs.hardware_profile import NAME_PATTERN
+from app.core.layout.topology import Layout
 from gpu_probe import calibrate_bench as bench
 from gpu_probe.calibrate_profile import Measurements, profile_from
 from gpu_probe.launch import supervise

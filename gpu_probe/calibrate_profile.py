@@ -13,11 +13,11 @@ import statistics
 from dataclasses import dataclass, replace
 
 from app.core.cost import compute, durations
-from app.core.cost.training import Training
-from app.core.hardware import Efficiency, HardwareSpec
-from app.core.hardware_profile import HardwareProfile, profile_of
-from app.core.models import ModelSpec
-from app.core.topology import Layout
+from app.core.inputs.hardware import Efficiency, HardwareSpec
+from app.core.inputs.hardware_profile import HardwareProfile, profile_of
+from app.core.inputs.models import ModelSpec
+from app.core.inputs.training import Training
+from app.core.layout.topology import Layout
 from gpu_probe.calibrate_fit import (
     LinkFit,
     LinkSample,

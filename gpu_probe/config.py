@@ -12,9 +12,9 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from app.core.protocol import RUN_NAME_PATTERN
+from app.core.inputs.protocol import RUN_NAME_PATTERN
+from app.core.layout.topology import Layout, parse_order
 from app.core.schedules import MULTI_CHUNK, ScheduleError, ScheduleName, build, chunks_per_rank
-from app.core.topology import Layout, parse_order
 
 
 class ConfigError(ValueError):

@@ -1,14 +1,14 @@
 """The device's peak dense TFLOP/s at the run's dtype, so the server can report MFU.
 
 Given with ``--peak-tflops``; otherwise read off the CUDA device's name against the app's
-hardware presets (app/core/hardware.py, each citing its datasheet), for bf16 only: their
+hardware presets (app/core/inputs/hardware.py, each citing its datasheet), for bf16 only: their
 peaks are dense BF16. A CPU, an fp32 run or an unknown GPU records none, and the server then
 reports no MFU rather than a wrong one.
 """
 
 from __future__ import annotations
 
-from app.core.hardware import HARDWARE
+from app.core.inputs.hardware import HARDWARE
 
 # Device-name fragment -> preset, most specific first ("H100 NVL" has no preset: not matched).
 NAME_TO_PRESET = (

@@ -15,10 +15,10 @@ captured with the module's input by a forward hook. B computes every activation 
 (and runs every backward TP all-reduce) exactly once and no weight gradient; W only
 multiplies saved tensors, so nothing is computed twice.
 
-Outputs leave when the simulator says (app.core.simulate_units.unit_plan): in DualPipeV an
+Outputs leave when the simulator says (app.core.schedules.units.unit_plan): in DualPipeV an
 overlapped pair (F, then a whole backward of the other chunk) first receives both inputs and
 sends both outputs after its last action, as torch's OVERLAP_F_B does; DualPipe sends and
-receives as dualpipe.py queues them (app.core.schedules_dualpipe); every other action sends
+receives as dualpipe.py queues them (app.core.schedules.dualpipe); every other action sends
 when it ends. DualPipe's two copies of a stage sum their gradients after the step
 (gpu_probe.copies).
 """
@@ -39,7 +39,7 @@ from app.core.schedules import (
     stage_location,
     virtual_stage,
 )
-from app.core.simulate_units import unit_plan
+from app.core.schedules.units import unit_plan
 from gpu_probe.copies import sum_copies
 from gpu_probe.data import StepBatch
 from gpu_probe.mesh import MeshContext

@@ -1,4 +1,4 @@
-"""The process groups of one rank, built with DeviceMesh in app.core.topology's order.
+"""The process groups of one rank, built with DeviceMesh in app.core.layout.topology's order.
 
 ``init_device_mesh`` is row-major: its last dim varies fastest. The core's order lists axes
 fastest first, so the mesh dims are that order reversed; for the default ``tp-pp-dp`` that is
@@ -15,11 +15,11 @@ import torch
 import torch.distributed as dist
 from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 
-from app.core.topology import AXES, Coord, Layout
+from app.core.layout.topology import AXES, Coord, Layout
 
 
 class MeshMismatchError(RuntimeError):
-    """DeviceMesh placed a rank differently from app.core.topology."""
+    """DeviceMesh placed a rank differently from app.core.layout.topology."""
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ line to the queue without waiting; when the queue is full the line is dropped fr
 queue only, and the sender reads it back from the spool later. On every (re)connection the
 sender says hello, the server answers with the cursor it has stored up to, and the sender
 replays the spool after that cursor before taking new lines from the queue. Frames are
-app.core.protocol's.
+app.core.inputs.protocol's.
 
 The sender beats every ``HEARTBEAT_S`` when idle and says so in its hello, so the server
 sees a dead rank within a few beats. Closing after a clean finish first announces the end
@@ -29,7 +29,7 @@ from pathlib import Path
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from app.core.protocol import (
+from app.core.inputs.protocol import (
     MAX_FRAME_BYTES,
     AckFrame,
     ErrorFrame,

@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from app.core.protocol import MAX_EVENTS, HelloFrame, ProbeRecord, RunInfo
+from app.core.inputs.protocol import MAX_EVENTS, HelloFrame, ProbeRecord, RunInfo
 from app.core.schedules import FORWARD_ONLY, TWO_COPIES, virtual_stage
 from gpu_probe.checkpoint import Checkpointer
 from gpu_probe.config import ProbeConfig

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.protocol import HelloFrame, RunInfo
+from app.core.inputs.protocol import HelloFrame, RunInfo
 from gpu_probe.reporter import NOTHING, Sender, Spool
 
 SPOOL_NAME = re.compile(r"^rank-(\d+)\.jsonl$")

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from app.core.protocol import ModelShape, RunInfo
+from app.core.inputs.protocol import ModelShape, RunInfo
 from gpu_probe import device_peak
 from gpu_probe.collectives import bench_collectives
 from gpu_probe.config import ConfigError, ProbeConfig

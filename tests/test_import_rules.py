@@ -53,7 +53,7 @@ def _hits(names: set[str], forbidden: set[str]) -> set[str]:
 
 
 def test_core_imports_only_stdlib_computation_and_pydantic():
-    files = sorted((ROOT / "app" / "core").glob("*.py"))
+    files = sorted((ROOT / "app" / "core").rglob("*.py"))
     assert files, "app/core has no modules"
     bad = {str(f.relative_to(ROOT)): _hits(_imports(f), CORE_FORBIDDEN) for f in files}
     assert {k: v for k, v in bad.items() if v} == {}

@@ -14,7 +14,7 @@ def test_the_wheel_ships_pages_assets_and_the_console_script(tmp_path):
     assert "app/templates/base.html" in names
     assert "app/templates/partials/formulas.html" in names
     assert "app/static/js/state.js" in names and "app/static/css/app.css" in names
-    assert "gpu_probe/engine.py" in names and "app/core/simulate.py" in names
+    assert "gpu_probe/engine.py" in names and "app/core/simulate/timeline.py" in names
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     assert "meshscope = app.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
 

@@ -20,9 +20,9 @@ from app.api import controls
 from app.api.fidelity import with_compare_bands
 from app.api.hardware import Registry, RegistryDep
 from app.api.page_data import respond
-from app.core import compare
-from app.core.presets import MODELS
-from app.core.scenario import Scenario
+from app.core.evaluate import compare
+from app.core.inputs.presets import MODELS
+from app.core.inputs.scenario import Scenario
 from app.paths import asset_dir
 
 PAGE_VIEW_KEYS = frozenset({"lang"})

@@ -16,9 +16,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 
-from app.core.hardware import HARDWARE
-from app.core.scenario import Scenario
-from app.core.topology import ORDER_PRESETS
+from app.core.inputs.hardware import HARDWARE
+from app.core.inputs.scenario import Scenario
+from app.core.layout.topology import ORDER_PRESETS
 
 PRIMARY = (
     "dp",

@@ -1,12 +1,12 @@
 """GET /api/fidelity and the /fidelity page: the accuracy board, and the error band every
 scenario's view carries beside its predicted step time.
 
-The board is every published measured run (app/core/published_runs.py) predicted by the cost
-model (app/core/fidelity.py: ~2 s of evaluate calls). It is a pure function of the code, so it
-is computed once per app, on first use, by whichever request needs it first (the others wait
-for that result), and kept on ``app.state.fidelity``. The band is attached in the web layer,
-inside the scenario cache's evaluator, so the cached bytes, the pages and /api/scenario carry
-the same band; the core's evaluate stays unchanged.
+The board is every published measured run (app/core/fidelity/published_runs.py) predicted by
+the cost model (app/core/fidelity/board.py: ~2 s of evaluate calls). It is a pure function of
+the code, so it is computed once per app, on first use, by whichever request needs it first
+(the others wait for that result), and kept on ``app.state.fidelity``. The band is attached in
+the web layer, inside the scenario cache's evaluator, so the cached bytes, the pages and
+/api/scenario carry the same band; the core's evaluate stays unchanged.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app.api.page_data import errors_by_field, respond
-from app.core import fidelity, fidelity_bands
-from app.core.gc_pause import gc_paused
-from app.core.scenario import Scenario
+from app.core.fidelity import bands
+from app.core.fidelity import board as fidelity_board
+from app.core.inputs.scenario import Scenario
+from app.core.support.gc_pause import gc_paused
 from app.paths import asset_dir
 
 Evaluator = Callable[[Scenario], dict[str, Any]]
@@ -33,17 +34,19 @@ Evaluator = Callable[[Scenario], dict[str, Any]]
 class FidelityBoard:
     """The published runs against the model: computed once, on first use, thread-safe.
 
-    ``compute`` is fidelity.rows unless a test counts calls. The lock is held while computing,
+    ``compute`` is fidelity_board.rows unless a test counts calls. The lock is held while computing,
     so concurrent first requests wait for the one computation instead of repeating it.
     """
 
-    def __init__(self, compute: Callable[[], list[fidelity.Row]] = fidelity.rows) -> None:
+    def __init__(
+        self, compute: Callable[[], list[fidelity_board.Row]] = fidelity_board.rows
+    ) -> None:
         self._compute = compute
         self._lock = threading.Lock()
-        self._rows: list[fidelity.Row] | None = None
+        self._rows: list[fidelity_board.Row] | None = None
         self._report: dict[str, Any] | None = None
 
-    def rows(self) -> list[fidelity.Row]:
+    def rows(self) -> list[fidelity_board.Row]:
         with self._lock:
             if self._rows is None:
                 # ~2 s of acyclic allocation: with the collector on, each full collection of
@@ -56,11 +59,11 @@ class FidelityBoard:
         rows = self.rows()
         with self._lock:
             if self._report is None:
-                self._report = fidelity_bands.report(rows)
+                self._report = bands.report(rows)
             return self._report
 
     def band(self, scenario: Scenario) -> dict[str, Any]:
-        return fidelity_bands.band_for(self.rows(), scenario)
+        return bands.band_for(self.rows(), scenario)
 
 
 def banded(state: Any, run: Evaluator) -> Evaluator:

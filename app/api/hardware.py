@@ -17,8 +17,8 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
-from app.core.hardware import HARDWARE, HardwareSpec
-from app.core.hardware_profile import (
+from app.core.inputs.hardware import HARDWARE, HardwareSpec
+from app.core.inputs.hardware_profile import (
     HardwareProfile,
     ProfileError,
     parse_profile,

@@ -1,4 +1,4 @@
-"""WS /ws/ingest: probe ranks stream their records here (app.core.protocol, version 1).
+"""WS /ws/ingest: probe ranks stream their records here (app.core.inputs.protocol, version 1).
 
 The token is checked before the handshake is accepted, in constant time: a wrong or missing
 one gets HTTP 403 and no websocket at all. Then two tasks share the connection: the reader

@@ -8,8 +8,8 @@ memory: four 190 MB traces at once were 3.2 GB and a 9.5 s stall of /healthz (is
 The work itself runs on the thread pool, so the event loop keeps answering while it runs,
 with the cyclic collector paused while any slot is held (``GCPause``): the work builds
 millions of acyclic dicts, and each full collection of that heap held the GIL, so every other
-request, ~300 ms. A per-call pause (app/core/gc_pause.py) is not enough with several at once:
-the first to finish turned the collector back on under the others' heaps.
+request, ~300 ms. A per-call pause (app/core/support/gc_pause.py) is not enough with several
+at once: the first to finish turned the collector back on under the others' heaps.
 
 Pages bound what they embed the same way: a view model whose JSON is over
 ``settings.page_embed_bytes`` is not put in the HTML (``embed_bounded``); the page says so
@@ -32,7 +32,7 @@ from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from app.core.gc_pause import gc_paused
+from app.core.support.gc_pause import gc_paused
 
 T = TypeVar("T")
 Evaluator = Callable[[Any], dict[str, Any]]

@@ -14,8 +14,8 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from app.core.hf_config import HFConfigError, from_hf_config
-from app.core.scenario import CUSTOM_MODEL
+from app.core.inputs.hf_config import HFConfigError, from_hf_config
+from app.core.inputs.scenario import CUSTOM_MODEL
 from app.errors import issue, unprocessable
 
 # A config.json is 1-2 KB; one that lists every layer's type is still under 20 KB.

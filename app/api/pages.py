@@ -21,9 +21,16 @@ from pydantic import ValidationError
 from app import i18n_quiz
 from app.api import controls, limits
 from app.api.page_data import errors_by_field, respond
-from app.core import flow, orders
-from app.core.scenario import Scenario, ScenarioError
-from app.core.topology import ARTICLE_DEMO, ARTICLE_PATH, Layout, active_by_step, article_printout
+from app.core.inputs.scenario import Scenario, ScenarioError
+from app.core.layout import orders
+from app.core.layout.topology import (
+    ARTICLE_DEMO,
+    ARTICLE_PATH,
+    Layout,
+    active_by_step,
+    article_printout,
+)
+from app.core.views import flow
 from app.paths import asset_dir
 
 Evaluator = Callable[[Scenario], dict[str, Any]]

@@ -15,9 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.hardware import Registry, RegistryDep
 from app.api.limits import HeavyLimiter, heavy
-from app.core.planner import candidates, plan
-from app.core.presets import MODELS
-from app.core.scenario import ScenarioError
+from app.core.evaluate.planner import candidates, plan
+from app.core.inputs.presets import MODELS
+from app.core.inputs.scenario import ScenarioError
 
 
 class PlanQuery(BaseModel):

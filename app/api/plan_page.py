@@ -20,8 +20,8 @@ from app.api.hardware import Registry, RegistryDep
 from app.api.limits import heavy
 from app.api.page_data import errors_by_field, respond
 from app.api.plan import PlanQuery, run_plan
-from app.core.presets import MODELS
-from app.core.scenario import ScenarioError
+from app.core.inputs.presets import MODELS
+from app.core.inputs.scenario import ScenarioError
 from app.paths import asset_dir
 
 

@@ -19,8 +19,8 @@ from app import errors as http_errors
 from app.api import controls
 from app.api.hardware import Registry, RegistryDep
 from app.api.page_data import errors_by_field, respond
-from app.core.primer_view import PRIMER_KEYS, PrimerParams, primer
-from app.core.scenario import Scenario, ScenarioError
+from app.core.evaluate.primer import PRIMER_KEYS, PrimerParams, primer
+from app.core.inputs.scenario import Scenario, ScenarioError
 from app.paths import asset_dir
 
 # The scenario pages' view keys the nav carries along (lang, t, colour, speed); ``rank`` is

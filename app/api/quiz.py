@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from app import errors, i18n_quiz
 from app.api.page_data import errors_by_field, respond
-from app.core import quiz
+from app.core.teach import quiz
 from app.paths import asset_dir
 
 

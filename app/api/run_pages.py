@@ -14,7 +14,7 @@ from fastapi.templating import Jinja2Templates
 
 from app import i18n
 from app.api.page_data import json_for_script
-from app.core.protocol import MAX_STEP, RUN_NAME_PATTERN
+from app.core.inputs.protocol import MAX_STEP, RUN_NAME_PATTERN
 from app.paths import asset_dir
 
 RunName = Annotated[str, Path(pattern=RUN_NAME_PATTERN, max_length=64)]

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
 
-from app.core.protocol import MAX_STEP, RUN_NAME_PATTERN, ProbeRecord, RunInfo
+from app.core.inputs.protocol import MAX_STEP, RUN_NAME_PATTERN, ProbeRecord, RunInfo
 from app.live import analysis
 from app.live.services import Live
 

@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.api.compression import VARY, accepts_gzip
 from app.api.scenario_cache import Entry
-from app.core.scenario import Scenario
+from app.core.inputs.scenario import Scenario
 
 router = APIRouter(tags=["scenario"])
 

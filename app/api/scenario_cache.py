@@ -24,8 +24,8 @@ from typing import Any, Generic, TypeVar
 from app.api.compression import DYNAMIC_LEVEL, MIN_BYTES
 from app.api.json_chunks import json_pieces, loads_in_parts
 from app.core.evaluate import Registry, evaluate
-from app.core.hardware import HARDWARE
-from app.core.scenario import Scenario
+from app.core.inputs.hardware import HARDWARE
+from app.core.inputs.scenario import Scenario
 
 V = TypeVar("V")
 # Under this, one json.loads (a few ms) beats parsing member by member (2.5x slower).

@@ -17,9 +17,9 @@ from fastapi.responses import StreamingResponse
 
 from app.api.hardware import Registry, RegistryDep
 from app.api.limits import HeavyLimiter, heavy
-from app.core import chrome_trace
 from app.core.evaluate import evaluate
-from app.core.scenario import Scenario
+from app.core.inputs.scenario import Scenario
+from app.core.views import chrome_trace
 
 router = APIRouter(tags=["trace"])
 

@@ -18,9 +18,9 @@ from app import i18n
 from app.api import controls
 from app.api.hardware import Registry, RegistryDep
 from app.api.page_data import errors_by_field, respond
-from app.core.scenario import Scenario, ScenarioError
+from app.core.evaluate.sweep import KNOBS, SWEEP_KEYS, SweepParams, sweep
+from app.core.inputs.scenario import Scenario, ScenarioError
 from app.core.schedules import ScheduleName
-from app.core.sweep import KNOBS, SWEEP_KEYS, SweepParams, sweep
 from app.paths import asset_dir
 
 

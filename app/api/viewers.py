@@ -20,7 +20,7 @@ import re
 
 from fastapi import APIRouter, WebSocket
 
-from app.core.protocol import RUN_NAME_PATTERN
+from app.core.inputs.protocol import RUN_NAME_PATTERN
 from app.live import transport
 from app.live.hub import SHUTDOWN, Viewer
 from app.live.origin import origin_allowed

@@ -1,8 +1,8 @@
 """GET /api/flow and /api/orders: each view's derived data, for the page to re-fetch.
 
 Same query as ``/api/scenario``. The data are rules about pipelines and layouts computed in
-the core (``app.core.flow``, ``app.core.orders``), so the page only draws them. They start
-from the scenario's view model in the app's ScenarioCache, not from a fresh evaluate().
+the core (``app.core.views.flow``, ``app.core.layout.orders``), so the page only draws them.
+They start from the scenario's view model in the app's ScenarioCache, not from a fresh evaluate().
 The flow data (38 MB for 393k actions) are made on the thread pool under a heavy-request slot
 (app/api/limits.py) and streamed in pieces, so no one ``json.dumps`` holds the GIL for long.
 """
@@ -16,8 +16,9 @@ from fastapi.responses import StreamingResponse
 
 from app.api.json_chunks import json_pieces
 from app.api.limits import HeavyLimiter, heavy
-from app.core import flow, orders
-from app.core.scenario import Scenario
+from app.core.inputs.scenario import Scenario
+from app.core.layout import orders
+from app.core.views import flow
 
 router = APIRouter(tags=["views"])
 

@@ -1,5 +1,5 @@
 """The live page's view of one step: measured timeline, predicted ghost, residuals, bubble
-causes, rank heatmap. Pure assembly over app.core.measured; the page only draws this.
+causes, rank heatmap. Pure assembly over app.core.fidelity.measured; the page only draws this.
 
 ``window`` is the records of a few steps ending at the drawn one: the mean durations that
 feed the prediction come from all of them but step 0 (steadier than one step), everything
@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from app.core import advice, measured
-from app.core.protocol import ProbeRecord, RunInfo
+from app.core.fidelity import measured
+from app.core.inputs.protocol import ProbeRecord, RunInfo
+from app.core.layout.topology import Layout, parse_order
 from app.core.schedules import ScheduleError
-from app.core.simulate import DeadlockError, Timeline
-from app.core.topology import Layout, parse_order
+from app.core.schedules.deadlock import DeadlockError
+from app.core.simulate import Timeline
+from app.core.teach import advice
 
 MAX_DRAWN_EVENTS = 60_000  # past this the browser stalls; tp pulses go first, then sends
 DROP_ORDER = ("tp", "pp_send", "pp_recv")

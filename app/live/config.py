@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.protocol import MAX_FRAME_BYTES
+from app.core.inputs.protocol import MAX_FRAME_BYTES
 
 
 @dataclass(frozen=True)

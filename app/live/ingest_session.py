@@ -1,4 +1,4 @@
-"""One producer connection's side of app.core.protocol, apart from the socket itself.
+"""One producer connection's side of app.core.inputs.protocol, apart from the socket itself.
 
 ``Session.handle`` takes one inbound message and returns what to send back, in order:
 strings (an ack for hello, error frames) and ``PendingAck`` (a record's ack, sent once its
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from app.core.protocol import (
+from app.core.inputs.protocol import (
     AckFrame,
     ErrorFrame,
     HeartbeatFrame,
@@ -26,7 +26,7 @@ from app.core.protocol import (
     RecordFrame,
     parse_frame,
 )
-from app.core.topology import Layout, parse_order
+from app.core.layout.topology import Layout, parse_order
 from app.live.services import Live
 from app.live.store import RowRejected, Welcome
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.cost import flops
-from app.core.presets import ModelSpec
-from app.core.protocol import RunInfo
+from app.core.inputs.presets import ModelSpec
+from app.core.inputs.protocol import RunInfo
 from app.live.metrics_read import NewestStep
 
 # Liveness's rank states (app/live/liveness.py), plus "unknown" for a rank of a run nobody
@@ -45,7 +45,7 @@ def flops_per_gpu(info: RunInfo, step_time_s: float) -> float | None:
     """Model FLOPs of one iteration over (step time x GPUs): the MFU numerator."""
     if step_time_s <= 0:
         return None
-    # Global batch = microbatch size x microbatches x DP replicas (app/core/cost/view.py).
+    # Global batch = microbatch size x microbatches x DP replicas (app/core/views/prediction.py).
     batch = info.model.microbatch_size * info.microbatches * info.dp
     # Narayanan et al. 2021 eq. 3 without recompute (app.core.cost.flops.model_flops).
     return flops.model_flops(probe_model(info), batch) / (step_time_s * info.world_size)
@@ -61,7 +61,7 @@ def mfu(info: RunInfo, per_gpu: float | None) -> float | None:
 def shares(n: NewestStep) -> dict[str, float]:
     """Each part's seconds summed over the step's ranks over their summed step times: the
     live page's "of the step" column (mean seconds / mean step time). The bubble is all but
-    compute (app/core/measured.py: T = compute + tp + dp + pp_wait + host)."""
+    compute (app/core/fidelity/measured.py: T = compute + tp + dp + pp_wait + host)."""
     if n.rank_s <= 0:
         return dict.fromkeys(("bubble", "tp", "dp", "pp_wait"), 0.0)
     return {

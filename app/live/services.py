@@ -14,7 +14,7 @@ import threading
 import time
 from collections import OrderedDict
 
-from app.core.protocol import RunInfo
+from app.core.inputs.protocol import RunInfo
 from app.live.config import LiveConfig
 from app.live.hub import Hub
 from app.live.liveness import Change, Liveness

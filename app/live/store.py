@@ -8,7 +8,7 @@ after its transaction commits, and ``synchronous=FULL`` makes a commit survive a
 the process and of the machine. Readers use their own connections: WAL lets them read
 while the writer writes.
 
-Idempotency and resumes (app.core.protocol): the key is (run, rank, step, attempt), so a
+Idempotency and resumes (app.core.inputs.protocol): the key is (run, rank, step, attempt), so a
 resent record is ignored. A record of attempt a at step s supersedes every row of the same
 rank with a lower attempt at step >= s: the dead attempt's steps after the resume point are
 kept, marked ``superseded``, and never mixed into what is served.
@@ -27,8 +27,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.measured import RankBreakdown, breakdown
-from app.core.protocol import ProbeRecord, RunInfo
+from app.core.fidelity.measured import RankBreakdown, breakdown
+from app.core.inputs.protocol import ProbeRecord, RunInfo
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

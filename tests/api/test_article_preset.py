@@ -9,7 +9,7 @@ import pytest
 from page_html import page_data
 
 from app import i18n, i18n_quiz
-from app.core.topology import ARTICLE_PATH, Layout, seed_active_ranks
+from app.core.layout.topology import ARTICLE_PATH, Layout, seed_active_ranks
 
 
 @pytest.mark.parametrize("path", ["/", "/flow"])

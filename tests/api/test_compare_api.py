@@ -7,9 +7,8 @@ import pytest
 from page_html import page_data
 
 from app import i18n
-from app.core import compare
-from app.core.evaluate import evaluate
-from app.core.scenario import Scenario
+from app.core.evaluate import compare, evaluate
+from app.core.inputs.scenario import Scenario
 from app.core.schedules import ScheduleName
 
 

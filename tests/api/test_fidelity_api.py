@@ -16,8 +16,9 @@ with warnings.catch_warnings():
 
 from app import i18n
 from app.api.fidelity import FidelityBoard
-from app.core import fidelity, fidelity_bands
-from app.core.scenario import Scenario
+from app.core.fidelity import bands as fidelity_bands
+from app.core.fidelity import board as fidelity
+from app.core.inputs.scenario import Scenario
 from app.main import create_app
 
 

@@ -17,7 +17,7 @@ with warnings.catch_warnings():
 
 from app import cli
 from app.api.hardware import HardwareProfileFileError
-from app.core.hardware import HARDWARE, Efficiency
+from app.core.inputs.hardware import HARDWARE, Efficiency
 from app.main import create_app
 from app.settings import Settings
 

@@ -13,7 +13,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     from fastapi.testclient import TestClient
 
-from app.core.hardware import HARDWARE
+from app.core.inputs.hardware import HARDWARE
 from app.main import create_app
 from app.settings import Settings
 

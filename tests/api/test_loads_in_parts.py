@@ -9,7 +9,7 @@ import pytest
 
 from app.api import json_chunks, scenario_cache
 from app.core.evaluate import evaluate
-from app.core.scenario import Scenario
+from app.core.inputs.scenario import Scenario
 
 VALUES = [
     {"a": [1, 2.5, None, True, "x"], "b": {"c": [[1, 2], [], {}], "d": {}}, "e": []},

@@ -4,7 +4,7 @@ import json
 from urllib.parse import parse_qsl, urlsplit
 
 from app.api.model_import import MAX_BODY_BYTES
-from app.core.scenario import ARCH_FIELDS
+from app.core.inputs.scenario import ARCH_FIELDS
 
 ROUTE = "/api/model/from-hf-config"
 # meta-llama/Llama-3.2-3B/config.json, the keys that shape the model.

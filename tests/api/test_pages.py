@@ -9,7 +9,7 @@ from page_html import error_beside, page_data
 from app import i18n
 from app.api import assets
 from app.core.evaluate import evaluate
-from app.core.scenario import Scenario
+from app.core.inputs.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 

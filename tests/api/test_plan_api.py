@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.core.scenario import Scenario
+from app.core.inputs.scenario import Scenario
 
 
 def test_plan_results_are_valid_fitting_and_sorted(client):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from page_html import page_data
 
-from app.core.primer_view import PrimerParams, primer
-from app.core.scenario import Scenario
+from app.core.evaluate.primer import PrimerParams, primer
+from app.core.inputs.scenario import Scenario
 
 
 def test_the_primer_json_is_the_cores(client):

@@ -8,7 +8,7 @@ import pytest
 from page_html import page_data
 
 from app import i18n_quiz
-from app.core import quiz
+from app.core.teach import quiz
 
 LINKS = sorted({(q.id, link.href(lang)) for q in quiz.QUESTIONS for link in q.links
                 for lang in ("en", "zh")})  # fmt: skip

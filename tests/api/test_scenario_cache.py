@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 
 from app.api.scenario_cache import ByteLRU, ScenarioCache, canonical
 from app.core.evaluate import evaluate
-from app.core.scenario import Scenario, ScenarioError
+from app.core.inputs.scenario import Scenario, ScenarioError
 from app.main import create_app
 from app.settings import Settings
 

@@ -12,9 +12,9 @@ import pytest
 from fastapi.responses import JSONResponse
 
 from app.api import json_chunks
-from app.core import chrome_trace, flow
 from app.core.evaluate import evaluate
-from app.core.scenario import Scenario
+from app.core.inputs.scenario import Scenario
+from app.core.views import chrome_trace, flow
 from app.main import create_app
 
 SMALL = {"pp": 4, "microbatches": 8, "virtual_stages": 2, "schedule": "interleaved", "f_time": 1}

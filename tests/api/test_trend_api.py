@@ -6,8 +6,8 @@ import pytest
 from page_html import PAGE_DATA, error_beside, page_data
 
 from app import i18n
-from app.core.scenario import Scenario
-from app.core.sweep import SweepParams, sweep
+from app.core.evaluate.sweep import SweepParams, sweep
+from app.core.inputs.scenario import Scenario
 
 
 def test_the_sweep_json_contract(client):

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from app import i18n_quiz
-from app.core import quiz
+from app.core.teach import quiz
 from tests.browser.conftest import open_view, url_of
 
 pytestmark = pytest.mark.browser

@@ -6,8 +6,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from app import i18n
-from app.core import flow as core_flow
-from app.core.topology import Layout, seed_active_ranks
+from app.core.layout.topology import Layout, seed_active_ranks
+from app.core.views import flow as core_flow
 from tests.browser.conftest import api, open_view, shot, url_of
 
 pytestmark = pytest.mark.browser

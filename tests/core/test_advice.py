@@ -1,6 +1,6 @@
 """The article's tuning rules fire at their thresholds and carry the numbers."""
 
-from app.core.advice import Breakdown, WhatIf, advise
+from app.core.teach.advice import Breakdown, WhatIf, advise
 
 CALM = dict(step_s=1.0, tp_s=0.1, dp_s=0.1, bubble_fraction=0.05, memory_ratio=0.5,
             microbatches=32, pp=4, tp=2, schedule="1f1b")  # fmt: skip
@@ -71,7 +71,7 @@ def test_a_measured_breakdown_without_memory_numbers_gets_no_memory_tips():
 
 def test_the_cost_model_feeds_the_tips_from_the_scenario():
     from app.core.evaluate import evaluate
-    from app.core.scenario import Scenario
+    from app.core.inputs.scenario import Scenario
 
     def rules_of(**q):
         return [a["rule"] for a in evaluate(Scenario(**q))["advice"]]
@@ -85,7 +85,7 @@ def test_the_cost_model_feeds_the_tips_from_the_scenario():
 
 def test_the_mixed_precision_tip_gives_the_tensor_core_rate_it_gains():
     from app.core.evaluate import evaluate
-    from app.core.scenario import Scenario
+    from app.core.inputs.scenario import Scenario
 
     tip = next(
         a for a in evaluate(Scenario(dtype="fp32"))["advice"] if a["rule"] == "mixed_precision"

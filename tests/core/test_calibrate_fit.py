@@ -7,8 +7,8 @@ import pytest
 
 from app.core.cost import comm, compute, durations
 from app.core.cost.shapes import Gemm
-from app.core.hardware import HARDWARE, Efficiency, HardwareSpec
-from app.core.topology import Layout
+from app.core.inputs.hardware import HARDWARE, Efficiency, HardwareSpec
+from app.core.layout.topology import Layout
 from gpu_probe.calibrate_fit import (
     LinkSample,
     fit_gemm,

@@ -6,10 +6,10 @@ from collections import defaultdict
 
 import pytest
 
-from app.core import chrome_trace
 from app.core.evaluate import evaluate
-from app.core.flow import sends
-from app.core.scenario import Scenario
+from app.core.inputs.scenario import Scenario
+from app.core.views import chrome_trace
+from app.core.views.flow import sends
 
 SCHEDULES = [
     dict(schedule="naive"),

@@ -4,9 +4,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from app.core import compare
-from app.core.evaluate import evaluate
-from app.core.scenario import Scenario
+from app.core.evaluate import compare, evaluate
+from app.core.inputs.scenario import Scenario
 from app.core.schedules import ScheduleName
 
 

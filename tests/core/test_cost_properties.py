@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from app.core.cost import comm
 from app.core.cost.shapes import layers_per_chunk
 from app.core.evaluate import prepare
-from app.core.models import MODELS
-from app.core.scenario import Scenario, ScenarioError
+from app.core.inputs.models import MODELS
+from app.core.inputs.scenario import Scenario, ScenarioError
 
 scenarios = st.builds(
     dict,
@@ -76,7 +76,7 @@ def test_uneven_splits_conserve_layers(name, pp, chunks):
 
 @given(st.integers(2, 4096), st.floats(1e3, 1e10))
 def test_a_collective_never_gets_faster_by_leaving_its_domain(n, nbytes):
-    from app.core.hardware import HARDWARE
+    from app.core.inputs.hardware import HARDWARE
 
     hw = replace(HARDWARE["h100-sxm"], nvlink_domain=0)
     inside = comm.Placement(min(n, 8), min(n, 8))

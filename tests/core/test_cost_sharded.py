@@ -6,11 +6,11 @@ from dataclasses import replace
 import pytest
 
 from app.core.cost import comm, step
-from app.core.cost.training import Training
 from app.core.evaluate import evaluate
-from app.core.hardware import HARDWARE
-from app.core.scenario import Scenario
-from app.core.topology import Layout
+from app.core.inputs.hardware import HARDWARE
+from app.core.inputs.scenario import Scenario
+from app.core.inputs.training import Training
+from app.core.layout.topology import Layout
 
 HW = HARDWARE["a100-80g"]
 BASE = dict(model="gpt3-175b", dp=64, tp=1, pp=1, microbatches=1, zero=3, hardware="a100-80g")

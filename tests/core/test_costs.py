@@ -6,9 +6,9 @@ import pytest
 
 from app.core.cost import comm, durations, flops, memory
 from app.core.cost.shapes import layers_per_chunk
-from app.core.cost.training import Training
-from app.core.presets import HARDWARE, MODELS, ModelSpec
-from app.core.topology import Layout
+from app.core.inputs.presets import HARDWARE, MODELS, ModelSpec
+from app.core.inputs.training import Training
+from app.core.layout.topology import Layout
 
 RECOMPUTES = ("none", "selective", "full")
 
@@ -130,7 +130,7 @@ def test_selective_recompute_lengthens_the_backward_only_without_flash_attention
 
 def test_a_forward_only_step_costs_a_forward_and_nothing_after_it():
     from app.core.evaluate import evaluate
-    from app.core.scenario import Scenario
+    from app.core.inputs.scenario import Scenario
 
     base = dict(dp=2, tp=2, pp=4, microbatches=8, model="megatron-1.7b", recompute="full")
     naive = evaluate(Scenario(schedule="naive", **base))

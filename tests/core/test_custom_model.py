@@ -3,9 +3,9 @@
 import pytest
 
 from app.core.cost import memory
-from app.core.presets import MODELS
-from app.core.scenario import Scenario, ScenarioError
-from app.core.specs import check_model, model_of
+from app.core.inputs.presets import MODELS
+from app.core.inputs.scenario import Scenario, ScenarioError
+from app.core.inputs.specs import check_model, model_of
 
 
 def test_shape_without_a_model_is_a_megatron_gpt_not_the_default_llama():

@@ -2,7 +2,6 @@
 
 import pytest
 
-from app.core.deadlock import DeadlockError, Hang, OrderError, dry_run
 from app.core.schedules import (
     Action,
     ScheduleError,
@@ -11,6 +10,7 @@ from app.core.schedules import (
     chunks_per_rank,
     validate,
 )
+from app.core.schedules.deadlock import DeadlockError, Hang, OrderError, dry_run
 from app.core.simulate import Durations, simulate
 
 COSTS = Durations(f=1.0, b=1.0, w=0.5, p2p=0.1)

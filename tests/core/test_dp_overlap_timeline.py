@@ -2,9 +2,9 @@
 
 import pytest
 
-from app.core.chrome_trace import build
 from app.core.evaluate import evaluate
-from app.core.scenario import Scenario
+from app.core.inputs.scenario import Scenario
+from app.core.views.chrome_trace import build
 
 BASE = dict(dp=8, tp=1, pp=2, microbatches=8, model="llama3-8b", hardware="h100-sxm")
 

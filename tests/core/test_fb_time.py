@@ -8,11 +8,11 @@ from pydantic import ValidationError
 from app.core.cost import durations, shapes
 from app.core.cost.overlap import overlapped_pair_s
 from app.core.evaluate import evaluate, layout_of
-from app.core.scenario import Scenario, ScenarioError
+from app.core.inputs.scenario import Scenario, ScenarioError
+from app.core.inputs.specs import hardware_of, model_of, rank_layers, training_of
 from app.core.schedules import build
+from app.core.schedules.units import unit_plan
 from app.core.simulate import Durations, simulate
-from app.core.simulate_units import unit_plan
-from app.core.specs import hardware_of, model_of, rank_layers, training_of
 
 TEACH = {"f_time": 1, "b_time": 1, "w_time": 1, "p2p_time": 0, "dp": 1, "tp": 1}
 

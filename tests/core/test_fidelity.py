@@ -2,10 +2,10 @@
 
 import pytest
 
-from app.core import fidelity
 from app.core.cost import flops
-from app.core.hardware import HARDWARE
-from app.core.specs import custom_model
+from app.core.fidelity import board as fidelity
+from app.core.inputs.hardware import HARDWARE
+from app.core.inputs.specs import custom_model
 
 ROWS = fidelity.rows()
 PREDICTED = [r for r in ROWS if not r.reason]

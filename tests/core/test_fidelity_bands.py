@@ -5,10 +5,11 @@ from dataclasses import replace
 
 import pytest
 
-from app.core import fidelity, fidelity_bands
-from app.core.fidelity import Row
-from app.core.published_runs import RUNS
-from app.core.scenario import Scenario
+from app.core.fidelity import bands as fidelity_bands
+from app.core.fidelity import board as fidelity
+from app.core.fidelity.board import Row
+from app.core.fidelity.published_runs import RUNS
+from app.core.inputs.scenario import Scenario
 
 BASE = next(r for r in RUNS if r.hardware == "a100-80g" and r.zero == "none")
 

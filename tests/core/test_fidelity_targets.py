@@ -3,7 +3,7 @@
 
 from collections import defaultdict
 
-from app.core import fidelity
+from app.core.fidelity import board as fidelity
 
 PREDICTED = [r for r in fidelity.rows() if not r.reason]
 

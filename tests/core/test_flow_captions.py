@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core import flow, flow_captions
 from app.core.evaluate import evaluate
-from app.core.scenario import Scenario
+from app.core.inputs.scenario import Scenario
 from app.core.schedules import Action, ScheduleName, release_units
+from app.core.views import flow, flow_captions
 from app.i18n_flow import FLOW
 
 CASES = [

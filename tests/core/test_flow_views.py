@@ -4,10 +4,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core import flow, orders
 from app.core.evaluate import evaluate
-from app.core.scenario import Scenario
-from app.core.topology import Layout, seed_active_ranks
+from app.core.inputs.scenario import Scenario
+from app.core.layout import orders
+from app.core.layout.topology import Layout, seed_active_ranks
+from app.core.views import flow
 
 ALL = ["naive", "gpipe", "1f1b", "zb-h1", "interleaved"]
 # The default model has 32 layers and 32 heads: sizes the core accepts for it.

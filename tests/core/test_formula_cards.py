@@ -3,10 +3,10 @@ form + causes = the simulated (or per-stage) figure the page shows beside it."""
 
 import pytest
 
-from app.core import specs
 from app.core.evaluate import evaluate
-from app.core.formula_bubble import MAX_DECOMPOSED, MIN_DELTA
-from app.core.scenario import Scenario
+from app.core.inputs import specs
+from app.core.inputs.scenario import Scenario
+from app.core.views.formula_bubble import MAX_DECOMPOSED, MIN_DELTA
 
 
 def view(**q):

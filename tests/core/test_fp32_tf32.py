@@ -8,9 +8,9 @@ import pytest
 from app.core.cost.compute import gemm_seconds
 from app.core.cost.shapes import Gemm
 from app.core.evaluate import evaluate
-from app.core.hardware import HARDWARE
-from app.core.hardware_profile import parse_profile, profile_of
-from app.core.scenario import Scenario
+from app.core.inputs.hardware import HARDWARE
+from app.core.inputs.hardware_profile import parse_profile, profile_of
+from app.core.inputs.scenario import Scenario
 
 BIG = Gemm(8192, 8192, 8192, 1)
 
@@ -43,6 +43,6 @@ def test_a_profile_without_a_tf32_figure_runs_fp32_at_its_peak():
 
 def test_a_peak_override_keeps_the_tf32_ratio():
     s = Scenario(model="llama3-8b", hardware="a100-80g", peak_tflops=624.0, dtype="fp32")
-    from app.core.specs import hardware_of
+    from app.core.inputs.specs import hardware_of
 
     assert hardware_of(s).fp32_tflops == pytest.approx(312.0)

@@ -4,9 +4,9 @@ import gc
 
 import pytest
 
-from app.core.gc_pause import gc_paused
 from app.core.schedules import build
 from app.core.simulate import Durations, simulate
+from app.core.support.gc_pause import gc_paused
 
 
 @gc_paused

@@ -6,8 +6,8 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from app.core.hardware import HARDWARE, Efficiency, HardwareSpec
-from app.core.hardware_profile import (
+from app.core.inputs.hardware import HARDWARE, Efficiency, HardwareSpec
+from app.core.inputs.hardware_profile import (
     EfficiencyProfile,
     HardwareProfile,
     ProfileError,

@@ -5,9 +5,9 @@ import copy
 import pytest
 
 from app.core.cost import memory
-from app.core.hf_config import HFConfigError, from_hf_config
-from app.core.models import MODELS, ModelSpec
-from app.core.scenario import ARCH_FIELDS, Scenario
+from app.core.inputs.hf_config import HFConfigError, from_hf_config
+from app.core.inputs.models import MODELS, ModelSpec
+from app.core.inputs.scenario import ARCH_FIELDS, Scenario
 
 # Each config.json below is the hub file's architecture keys (and a few others it carries,
 # which the import must ignore), from the repository named beside it.

@@ -3,7 +3,7 @@
 import pytest
 
 from app.core.cost import memory
-from app.core.models import MODELS
+from app.core.inputs.models import MODELS
 
 PUBLISHED_B = {  # billions, as the source prints them
     # Brown et al. 2020 Table 2.1, n_params.

@@ -3,8 +3,8 @@
 import pytest
 from pydantic import ValidationError
 
-from app.core.evaluate import evaluate, teaching_durations
-from app.core.scenario import Scenario
+from app.core.evaluate import evaluate
+from app.core.inputs.scenario import Scenario, teaching_durations
 from app.core.schedules import build, stage_location
 from app.core.simulate import Durations, simulate
 

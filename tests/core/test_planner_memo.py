@@ -3,8 +3,8 @@ candidate's estimate must equal the one computed alone, whatever was cached befo
 
 import pytest
 
-from app.core.planner import candidates, estimate
-from app.core.presets import HARDWARE, MODELS
+from app.core.evaluate.planner import candidates, estimate
+from app.core.inputs.presets import HARDWARE, MODELS
 
 
 @pytest.mark.parametrize(

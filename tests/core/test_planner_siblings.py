@@ -5,9 +5,8 @@ import itertools
 
 import pytest
 
-from app.core import planner
-from app.core.evaluate import prepare
-from app.core.scenario import Scenario
+from app.core.evaluate import planner, prepare
+from app.core.inputs.scenario import Scenario
 from app.core.schedules import build
 from app.core.simulate import Durations, simulate
 

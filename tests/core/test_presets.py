@@ -4,8 +4,8 @@ import dataclasses
 
 import pytest
 
-from app.core.hardware import AMPERE, HOPPER
-from app.core.presets import HARDWARE, MODELS, Efficiency
+from app.core.inputs.hardware import AMPERE, HOPPER
+from app.core.inputs.presets import HARDWARE, MODELS, Efficiency
 
 # Narayanan et al. 2021 Table 1: (layers, hidden, heads); every row uses s = 2048, V = 51,200.
 MEGATRON_TABLE_1 = {
@@ -49,7 +49,7 @@ def test_tiny_teaching_model():
 
 # The datasheet figures, per GPU: (dense BF16 TFLOP/s, memory GiB, memory TB/s, scale-up
 # GB/s one way = datasheet bidirectional / 2, east-west NICs per node, Gb/s per NIC, GPUs per
-# node, GPUs per scale-up domain). Sources are in app/core/hardware.py beside each row.
+# node, GPUs per scale-up domain). Sources are in app/core/inputs/hardware.py beside each row.
 DATASHEETS = {
     # A100 datasheet; DGX A100 user guide: 8x ConnectX-6 HDR 200 Gb/s.
     "a100-40g": (312, 40, 1.555, 600 / 2, 8, 200, 8, 8),

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from app.core import specs
-from app.core.collectives_primer import MAX_DRAWN_RING, ring_json, ring_steps
 from app.core.cost import comm
 from app.core.evaluate import prepare
-from app.core.memory_timeline import stage_points, thin
-from app.core.primer_view import PrimerParams, activation_sizes, primer
-from app.core.scenario import Scenario, ScenarioError
+from app.core.evaluate.primer import PrimerParams, activation_sizes, primer
+from app.core.inputs import specs
+from app.core.inputs.scenario import Scenario, ScenarioError
 from app.core.simulate import Event
-from app.core.zero_primer import schedule, shards, zero_json
+from app.core.views.collectives_primer import MAX_DRAWN_RING, ring_json, ring_steps
+from app.core.views.memory_timeline import stage_points, thin
+from app.core.views.zero_primer import schedule, shards, zero_json
 
 
 @pytest.mark.parametrize("ranks", [[0, 1], [3, 7, 11], [0, 2, 4, 6, 8], list(range(0, 64, 8))])

@@ -5,7 +5,7 @@ import pytest
 from pydantic import ValidationError
 
 from app import i18n_quiz
-from app.core import quiz
+from app.core.teach import quiz
 
 
 def test_at_least_twelve_questions_cover_both_closing_sections():

@@ -4,10 +4,10 @@ layers of each chunk are recomputed; time, FLOPs, memory and TP bytes follow the
 import pytest
 
 from app.core.cost import flops
-from app.core.cost.training import Training
 from app.core.evaluate import evaluate, prepare
-from app.core.scenario import Scenario, ScenarioError
-from app.core.specs import model_of
+from app.core.inputs.scenario import Scenario, ScenarioError
+from app.core.inputs.specs import model_of
+from app.core.inputs.training import Training
 
 # 32 layers on pp=2: 16 per chunk; TP 2 so the recompute's collectives count too.
 BASE = dict(model="llama3-8b", dp=2, tp=2, pp=2, microbatches=4, hardware="a100-80g")

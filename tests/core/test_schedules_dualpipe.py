@@ -2,14 +2,15 @@
 
 import pytest
 
-from app.core import flow, schedules_dualpipe
 from app.core.cost import memory
 from app.core.evaluate import evaluate
-from app.core.scenario import Scenario, ScenarioError
+from app.core.inputs.scenario import Scenario, ScenarioError
+from app.core.inputs.specs import model_of, training_of
 from app.core.schedules import Action, ScheduleError, build, stages_per_copy, virtual_stage
+from app.core.schedules import dualpipe as schedules_dualpipe
+from app.core.schedules.units import unit_plan
 from app.core.simulate import Durations, simulate
-from app.core.simulate_units import unit_plan
-from app.core.specs import model_of, training_of
+from app.core.views import flow
 
 UNIT = Durations(f=1.0, b=1.0, w=1.0, p2p=0.0)
 SIZES = [(pp, m) for pp in (2, 4, 6, 8) for m in (2 * pp, 2 * pp + 2, 4 * pp, 6 * pp)]

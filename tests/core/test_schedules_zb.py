@@ -5,10 +5,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.cost import memory
-from app.core.cost.training import Training
 from app.core.evaluate import evaluate
-from app.core.models import MODELS
-from app.core.scenario import Scenario
+from app.core.inputs.models import MODELS
+from app.core.inputs.scenario import Scenario
+from app.core.inputs.training import Training
 from app.core.schedules import Action, build
 from app.core.simulate import Durations, simulate
 
@@ -125,7 +125,7 @@ def test_zb_h1_activation_memory_counts_the_w_passes_and_1f1b_keeps_its_numbers(
     share=st.sampled_from([0.3, 32 / 34, 1.0, 16.0]),
 )
 def test_planner_frontier_peaks_where_the_simulated_order_does(name, pp, m, share):
-    from app.core.planner import Candidate, _frontier
+    from app.core.evaluate.planner import Candidate, _frontier
 
     closed = _frontier(Candidate(1, 1, pp, name, 1, 1, 0, "none"), m, [[3]] * pp)
     t = simulate(name, build(name, pp, m), UNIT)
@@ -144,7 +144,7 @@ def test_planner_frontier_peaks_where_the_simulated_order_does(name, pp, m, shar
     w=st.sampled_from([0.25, 1.0, 2.0]),
 )
 def test_planner_zb_h2_makespan_is_the_simulated_one(pp, extra, f, b, w):
-    from app.core.planner import Candidate, _makespan
+    from app.core.evaluate.planner import Candidate, _makespan
 
     m, d = 2 * pp - 1 + extra, Durations(f, b, w, 0.0)
     t = simulate("zb-h2", build("zb-h2", pp, m), d)

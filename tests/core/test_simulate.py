@@ -7,9 +7,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from app.core.layout.topology import Layout, seed_active_ranks
 from app.core.schedules import Action, build
-from app.core.simulate import DeadlockError, Durations, simulate
-from app.core.topology import Layout, seed_active_ranks
+from app.core.schedules.deadlock import DeadlockError
+from app.core.simulate import Durations, simulate
 
 UNIT = Durations(f=1.0, b=1.0, w=0.0, p2p=0.0)
 sizes = dict(pp=st.integers(1, 16), m=st.integers(1, 64))

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from app.core import sorted_runs
+from app.core.support import sorted_runs
 
 
 @pytest.mark.parametrize("piece", [1, 2, 3, 7, 64, 16_384])

@@ -5,17 +5,17 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from app.core import specs
 from app.core.cost import compute, durations, memory
 from app.core.cost.shapes import chunk_layers, default_split
-from app.core.cost.training import Training
 from app.core.evaluate import evaluate, prepare
-from app.core.hardware import HARDWARE
-from app.core.models import MODELS
-from app.core.scenario import Scenario, ScenarioError
+from app.core.inputs import specs
+from app.core.inputs.hardware import HARDWARE
+from app.core.inputs.models import MODELS
+from app.core.inputs.scenario import Scenario, ScenarioError
+from app.core.inputs.training import Training
+from app.core.layout.topology import Layout
 from app.core.schedules import build
 from app.core.simulate import Durations, peak_held, per_chunk, simulate
-from app.core.topology import Layout
 
 # A small custom model (fast to evaluate); tp=1 so the per-stage params are whole numbers.
 SMALL = dict(hidden=256, heads=4, seq_len=256, vocab=1024, tp=1, dp=1)

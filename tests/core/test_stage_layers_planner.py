@@ -1,9 +1,9 @@
 """The planner under uneven splits: interleaved candidates need not divide the layers, and
 a row that DeepSpeed would refuse (ZeRO-2/3 with pipelines) says so in its why."""
 
-from app.core import planner
-from app.core.models import MODELS
-from app.core.presets import HARDWARE
+from app.core.evaluate import planner
+from app.core.inputs.models import MODELS
+from app.core.inputs.presets import HARDWARE
 
 
 def test_zero_2_and_3_with_pipelines_carry_deepspeed_s_refusal():

@@ -2,9 +2,9 @@
 
 import pytest
 
-from app.core import sweep as sw
 from app.core.evaluate import evaluate
-from app.core.scenario import Scenario, ScenarioError
+from app.core.evaluate import sweep as sw
+from app.core.inputs.scenario import Scenario, ScenarioError
 from app.core.schedules import ScheduleName
 
 

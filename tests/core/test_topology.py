@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.topology import AXES, ORDER_PRESETS, Layout, parse_order, seed_active_ranks
+from app.core.layout.topology import AXES, ORDER_PRESETS, Layout, parse_order, seed_active_ranks
 
 
 class SeedParallelConfig:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from app.core.cost.overlap import exposed_tp_s
-from app.core.evaluate import ScenarioError, evaluate
-from app.core.scenario import Scenario
+from app.core.evaluate import evaluate
+from app.core.inputs.scenario import Scenario, ScenarioError
 
 BASE = {"model": "llama3-70b", "tp": 8, "pp": 2, "dp": 1, "microbatches": 8,
         "sequence_parallel": True, "hardware": "h100-sxm"}  # fmt: skip

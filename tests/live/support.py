@@ -20,10 +20,10 @@ from pathlib import Path
 import uvicorn
 from websockets.asyncio.client import ClientConnection, connect
 
-from app.core.protocol import HelloFrame, ProbeRecord, RunInfo
+from app.core.inputs.protocol import HelloFrame, ProbeRecord, RunInfo
+from app.core.layout.topology import Layout, parse_order
 from app.core.schedules import build
 from app.core.simulate import Durations, simulate
-from app.core.topology import Layout, parse_order
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "live-test-token-" + "x" * 16

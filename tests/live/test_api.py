@@ -7,7 +7,7 @@ import pytest
 from prometheus_client import CONTENT_TYPE_LATEST
 from support import TOKEN, records, run_info
 
-from app.core.protocol import ProbeRecord
+from app.core.inputs.protocol import ProbeRecord
 from app.main import create_app
 from app.settings import Settings
 

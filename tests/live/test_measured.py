@@ -1,4 +1,4 @@
-"""app.core.measured: each rank's step adds up, the bubble splits into causes, and a run
+"""app.core.fidelity.measured: each rank's step adds up, the bubble splits into causes, and a run
 that behaves exactly as simulated has zero residuals."""
 
 import math
@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import records, run_info
 
-from app.core import measured
-from app.core.protocol import Coord, ProbeEvent, ProbeRecord
+from app.core.fidelity import measured
+from app.core.inputs.protocol import Coord, ProbeEvent, ProbeRecord
 from app.live import analysis
 
 

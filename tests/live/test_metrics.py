@@ -10,8 +10,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from support import TOKEN, records, run_info
 
-from app.core.measured import breakdown
-from app.core.protocol import ProbeRecord
+from app.core.fidelity.measured import breakdown
+from app.core.inputs.protocol import ProbeRecord
 from app.main import create_app
 from app.settings import Settings
 

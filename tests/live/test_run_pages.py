@@ -14,7 +14,7 @@ from support import AUTH, TOKEN, ServerThread, hello, records, run_info
 from websockets.asyncio.client import connect
 
 from app import i18n
-from app.core.protocol import ProbeRecord
+from app.core.inputs.protocol import ProbeRecord
 from app.main import create_app
 from app.settings import Settings
 

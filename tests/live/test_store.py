@@ -4,7 +4,7 @@ attempt's later steps, the hello cursor is the protocol's, and what is committed
 import pytest
 from support import records, run_info
 
-from app.core.protocol import ProbeRecord
+from app.core.inputs.protocol import ProbeRecord
 from app.live.store import Store
 from app.live.store_read import Reader
 

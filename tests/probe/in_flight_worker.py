@@ -18,7 +18,7 @@ def rank_main(rank: int, port: int, out: str) -> None:
     import torch
     import torch.distributed as dist
 
-    from app.core.topology import Layout
+    from app.core.layout.topology import Layout
     from gpu_probe import calibrate_bench as bench
     from gpu_probe.collectives import link_op
     from gpu_probe.mesh import build_mesh

@@ -1,4 +1,4 @@
-"""A tiny ingest server speaking app.core.protocol, for the reporter tests.
+"""A tiny ingest server speaking app.core.inputs.protocol, for the reporter tests.
 
 It keeps what it stores across restarts (the object outlives each websockets server), so a
 test can stop it, let the probe keep training, start it again on the same port and check
@@ -13,7 +13,7 @@ from http import HTTPStatus
 
 from websockets.sync.server import serve
 
-from app.core.protocol import AckFrame, HelloFrame, RecordFrame, parse_frame
+from app.core.inputs.protocol import AckFrame, HelloFrame, RecordFrame, parse_frame
 
 
 class IngestServer:

@@ -15,7 +15,7 @@ def rank_main(rank: int, world: int, port: int, shape: tuple, out: str) -> None:
     import torch
     import torch.distributed as dist
 
-    from app.core.topology import AXES, Layout
+    from app.core.layout.topology import AXES, Layout
     from gpu_probe.mesh import MeshMismatchError, build_mesh, check_mesh
 
     torch.set_num_threads(1)

@@ -15,8 +15,8 @@ with warnings.catch_warnings():
 
 from app.api.hardware import load_registry
 from app.core.evaluate import evaluate
-from app.core.hardware import HARDWARE
-from app.core.scenario import Scenario
+from app.core.inputs.hardware import HARDWARE
+from app.core.inputs.scenario import Scenario
 from app.main import create_app
 from app.settings import Settings
 

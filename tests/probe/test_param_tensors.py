@@ -6,7 +6,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from app.core.cost import shapes  # noqa: E402
-from app.core.models import ModelSpec  # noqa: E402
+from app.core.inputs.models import ModelSpec  # noqa: E402
 from gpu_probe.config import ModelConfig  # noqa: E402
 from gpu_probe.model import GPTChunk  # noqa: E402
 from gpu_probe.tensor_parallel import TPComm  # noqa: E402

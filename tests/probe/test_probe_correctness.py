@@ -67,7 +67,7 @@ def test_naive_is_forward_only_and_leaves_parameters_unchanged(launches):
 
 def test_dualpipe_on_four_stages_matches_the_reference(launches):
     # pp=2 has only DualPipe's middle ranks; pp=4 also runs the outer ranks' steps 1, 3, 5
-    # and 7 and their deferred sends (app/core/schedules_dualpipe.py).
+    # and 7 and their deferred sends (app/core/schedules/dualpipe.py).
     args = [
         "--dp", "1", "--tp", "1", "--pp", "4", "--schedule", "dualpipe", "--microbatches", "8",
         "--layers", "8", "--steps", "2", "--lr", "3e-3", "--quiet", *TINY,

@@ -7,7 +7,7 @@ import pytest
 from probe_support import records
 from test_probe_correctness import SCHEDULES, STEPS, mesh_args
 
-from app.core.protocol import ProbeRecord
+from app.core.inputs.protocol import ProbeRecord
 from app.core.schedules import (
     FORWARD_ONLY,
     MULTI_CHUNK,
@@ -121,8 +121,8 @@ def test_dualpipev_pairs_send_their_forwards_output_only_when_the_pair_ends(laun
 
 def test_dualpipe_sends_when_dualpipe_py_posts_them(launches):
     # dualpipe.py queues a send and posts it at the next commit: after the last compute that
-    # ran before the send call (app/core/schedules_dualpipe.py), e.g. after a whole pair.
-    from app.core.simulate_units import unit_plan
+    # ran before the send call (app/core/schedules/dualpipe.py), e.g. after a whole pair.
+    from app.core.schedules.units import unit_plan
 
     run = launches("dp2tp2pp2-dualpipe", mesh_args("dualpipe"))
     assert run.returncode == 0, run.output

@@ -1,4 +1,4 @@
-"""Every rank's DeviceMesh coordinate and groups equal app.core.topology's, for several
+"""Every rank's DeviceMesh coordinate and groups equal app.core.layout.topology's, for several
 shapes and orders, and a mesh built in one order is refused for another."""
 
 import json
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from probe_support import ROOT, probe_env
 
-from app.core.topology import AXES, Layout
+from app.core.layout.topology import AXES, Layout
 
 pytestmark = [pytest.mark.probe, pytest.mark.timeout(180)]
 

@@ -1,5 +1,5 @@
 """Two torchrun agents on this machine act as two nodes of 2 ranks: the run completes and
-each rank reports the node that app.core.topology assigns it with gpus_per_node = 2."""
+each rank reports the node that app.core.layout.topology assigns it with gpus_per_node = 2."""
 
 import socket
 import subprocess
@@ -8,7 +8,7 @@ import sys
 import pytest
 from probe_support import ROOT, TINY, probe_env, records
 
-from app.core.topology import Layout
+from app.core.layout.topology import Layout
 
 pytestmark = [pytest.mark.probe, pytest.mark.timeout(240)]
 

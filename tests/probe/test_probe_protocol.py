@@ -6,7 +6,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from app.core.protocol import (
+from app.core.inputs.protocol import (
     MAX_EVENTS,
     AckFrame,
     ErrorFrame,

@@ -6,7 +6,7 @@ import pytest
 from ingest_server import IngestServer
 from probe_support import TINY, launch, records
 
-from app.core.protocol import Coord, HelloFrame, ModelShape, ProbeRecord, RunInfo
+from app.core.inputs.protocol import Coord, HelloFrame, ModelShape, ProbeRecord, RunInfo
 from gpu_probe.reporter import Reporter, Spool
 
 pytestmark = [pytest.mark.probe, pytest.mark.timeout(120)]

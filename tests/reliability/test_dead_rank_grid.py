@@ -13,7 +13,7 @@ from support import AUTH, TOKEN, ServerThread, get_json, record_frame, records, 
 from test_upload_incomplete import LIVE_STEPS, STEPS, _live_then_end
 from websockets.asyncio.client import connect
 
-from app.core.protocol import HelloFrame
+from app.core.inputs.protocol import HelloFrame
 from app.live.config import LiveConfig
 from app.main import create_app
 from app.settings import Settings

@@ -22,7 +22,7 @@ from support import (
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from app.core.protocol import MAX_FRAME_BYTES
+from app.core.inputs.protocol import MAX_FRAME_BYTES
 from app.main import create_app
 from app.settings import Settings
 

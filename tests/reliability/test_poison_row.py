@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 from support import TOKEN, ServerThread, producers, record_frame, records, run_info
 
-from app.core.protocol import ProbeRecord
+from app.core.inputs.protocol import ProbeRecord
 from app.live.store import SCHEMA, Outcome, RowRejected, Store
 from app.live.writer import Writer
 from app.main import create_app

@@ -10,7 +10,7 @@ import time
 import pytest
 from support import TOKEN, ServerProcess, get_json, records, run_info, wait_until
 
-from app.core.protocol import HelloFrame
+from app.core.inputs.protocol import HelloFrame
 from gpu_probe.reporter import Reporter, Spool
 
 pytestmark = pytest.mark.timeout(120)

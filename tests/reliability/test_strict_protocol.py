@@ -10,8 +10,8 @@ import pytest
 from pydantic import ValidationError
 from support import TOKEN, ServerThread, producers, record_frame, records, run_info
 
-from app.core import protocol
-from app.core.protocol import INT64_MAX, CollectiveProfile, parse_frame
+from app.core.inputs import protocol
+from app.core.inputs.protocol import INT64_MAX, CollectiveProfile, parse_frame
 from app.main import create_app
 from app.settings import Settings
 

@@ -20,7 +20,7 @@ from support import (
 )
 from websockets.asyncio.client import connect
 
-from app.core.protocol import HelloFrame
+from app.core.inputs.protocol import HelloFrame
 from app.live.config import LiveConfig
 from app.main import create_app
 from app.settings import Settings

@@ -1,7 +1,6 @@
 """The cost model, one stage per module, read in this order:
 
-training  what a step does (micro-batches, precision, ZeRO, recompute, overlap)
-shapes    the GEMMs and the layer split each rank runs
+shapes    the GEMMs each layer runs, which chunk holds the embedding and the head
 flops     FLOPs per layer, per step (model and hardware FLOPs)
 memory    parameters, weights/grads/optimizer/activations per stage
 compute   seconds of GEMMs, attention and memory-bound kernels on one GPU
@@ -9,7 +8,7 @@ comm      bytes per axis and seconds per collective (alpha-beta, NVLink domain, 
 durations F/B/W per chunk per rank, with TP communication inside them
 overlap   what of the DP and ZeRO communication the compute hides, and what stays exposed
 step      one step's cost: simulated pipeline + exposed DP + optimizer
-view      the JSON sections the pages draw
 
-Every module is pure arithmetic over frozen specs: no I/O, no clock.
+Every module is pure arithmetic over frozen specs (app.core.inputs): no I/O, no clock.
+Imports inputs, simulate, schedules, layout and support only.
 """

@@ -8,10 +8,10 @@ import math
 from dataclasses import dataclass
 
 from app.core.cost.shapes import layers_per_chunk
-from app.core.cost.training import Training
-from app.core.hardware import HardwareSpec
-from app.core.models import ModelSpec
-from app.core.topology import Layout
+from app.core.inputs.hardware import HardwareSpec
+from app.core.inputs.models import ModelSpec
+from app.core.inputs.training import Training
+from app.core.layout.topology import Layout
 
 
 def ring_factor(n: int) -> float:

@@ -4,9 +4,9 @@ attention (flash or explicit), and memory-bound work at HBM bandwidth."""
 from __future__ import annotations
 
 from app.core.cost.shapes import Gemm, attention_flops, layer_gemms, logits_gemm
-from app.core.cost.training import Training
-from app.core.hardware import HardwareSpec
-from app.core.models import ModelSpec
+from app.core.inputs.hardware import HardwareSpec
+from app.core.inputs.models import ModelSpec
+from app.core.inputs.training import Training
 
 
 def gemm_efficiency(flops: float, hw: HardwareSpec) -> float:

@@ -9,11 +9,11 @@ from app.core.cost import comm, compute
 from app.core.cost.memory import chunk_params, layer_tensors
 from app.core.cost.overlap import exposed_gather_s, exposed_tp_s, overlapped_pair_s
 from app.core.cost.shapes import even_chunk_layers, logits_gemm
-from app.core.cost.training import Training
-from app.core.hardware import HardwareSpec
-from app.core.models import ModelSpec
+from app.core.inputs.hardware import HardwareSpec
+from app.core.inputs.models import ModelSpec
+from app.core.inputs.training import Training
+from app.core.layout.topology import Layout
 from app.core.simulate import Durations
-from app.core.topology import Layout
 
 
 @dataclass(frozen=True)

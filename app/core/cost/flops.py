@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.core.cost.shapes import attention_flops, layer_gemms, logits_gemm
-from app.core.models import ModelSpec
+from app.core.inputs.models import ModelSpec
 
 
 def forward_flops_per_layer(m: ModelSpec, tokens: int) -> float:

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from app.core.cost.shapes import even_chunk_layers
-from app.core.cost.training import Training
-from app.core.models import ModelSpec
+from app.core.inputs.models import ModelSpec
+from app.core.inputs.training import Training
 
 Ends = tuple[bool, bool] | None  # (holds the embedding, holds the head) of one chunk
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.core.models import ModelSpec
+from app.core.inputs.models import ModelSpec
 from app.core.schedules import ScheduleName, stage_location, stages_per_copy, virtual_stage
 
 

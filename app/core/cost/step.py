@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.cost import comm, compute, overlap
-from app.core.cost.training import Training
-from app.core.hardware import HardwareSpec
+from app.core.inputs.hardware import HardwareSpec
+from app.core.inputs.training import Training
+from app.core.layout.topology import Layout
 from app.core.simulate import Durations
-from app.core.topology import Layout
 
 
 @dataclass(frozen=True)

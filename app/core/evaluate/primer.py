@@ -1,0 +1,106 @@
+"""The collectives primer for one scenario: the ring on the selected DP or TP group, ZeRO's
+partitions and schedule, and activation memory over the step, all from the core's own data
+(evaluate.prepare's layout, timeline and cost sections)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.core.cost import comm, memory
+from app.core.evaluate.one_scenario import prepare
+from app.core.inputs import specs
+from app.core.inputs.hardware import HARDWARE, HardwareSpec
+from app.core.inputs.scenario import MAX_WORLD, Scenario, ScenarioError
+from app.core.schedules import FORWARD_ONLY
+from app.core.views.collectives_primer import ring_json, step_count
+from app.core.views.memory_timeline import memory_timeline
+from app.core.views.zero_primer import zero_json
+
+
+class PrimerParams(BaseModel):
+    """The primer's own URL state: which group's ring, through which rank, at which step."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    group: Literal["dp", "tp"] = Field("dp", description="the ring's axis: dp or tp")
+    rank: int = Field(0, ge=0, le=MAX_WORLD, description="a global rank; the ring is its group")
+    step: int = Field(0, ge=0, le=1 << 20, description="ring step shown, 0 = before any send")
+
+
+PRIMER_KEYS = frozenset(PrimerParams.model_fields)
+
+
+def ring_source(s: Scenario, axis: str, rank_params: int) -> tuple[str, float]:
+    """What the group all-reduces, in bytes: DP the rank's gradients (comm.step_comm_bytes),
+    TP one layer pass's b x s x h activation (comm.tp_message_bytes)."""
+    m, t = specs.model_of(s), specs.training_of(s)
+    if axis == "tp":
+        return "activations", float(comm.tp_message_bytes(m, t))
+    return "gradients", float(rank_params * t.element_bytes)
+
+
+def activation_sizes(s: Scenario, layers: list[list[int]]) -> list[list[float]]:
+    """One micro-batch's activations of each rank's chunks (cost/memory.py, Korthikanti
+    et al. 2022 Table 2 per layer, times the chunk's layers)."""
+    m, t = specs.model_of(s), specs.training_of(s)
+    per_layer = memory.activation_bytes_per_layer(m, t, s.tp)
+    return [[per_layer * n for n in row] for row in layers]
+
+
+def _check_rank(p: PrimerParams, world: int) -> None:
+    if p.rank >= world:
+        raise ScenarioError("rank", f"rank {p.rank} is outside the world of {world}")
+
+
+def _check_step(p: PrimerParams, n: int) -> None:
+    if p.step > step_count(n):
+        raise ScenarioError(
+            "step", f"step {p.step} is past the ring's last: 2(n-1) = {step_count(n)} for n = {n}"
+        )
+
+
+def primer(
+    s: Scenario, p: PrimerParams, hardware: Mapping[str, HardwareSpec] = HARDWARE
+) -> dict[str, Any]:
+    """Everything the primer page draws. Raises ScenarioError naming one field."""
+    layout, _, cost = prepare(s, hardware)
+    _check_rank(p, layout.world_size)
+    ranks = layout.group(p.group, p.rank)
+    _check_step(p, len(ranks))
+    stage = layout.coord(p.rank).pp
+    mem = cost.sections["memory"]
+    row = mem["per_stage"][stage]
+    kind, size = ring_source(s, p.group, row["params"])
+    layers = specs.rank_layers(s, specs.model_of(s))
+    t = specs.training_of(s)
+    timeline = cost.timeline
+    return {
+        "group": {"axis": p.group, "rank": p.rank, "stage": stage, "position": ranks.index(p.rank)},
+        "step": p.step,
+        "ring": {**ring_json(ranks, size), "source": kind},
+        "zero": zero_json(
+            row["params"],
+            t,
+            layout.group("dp", p.rank),
+            sum(layers[stage]),
+            row["activations_bytes"],
+        ),
+        "memory_timeline": {
+            "units": "s",
+            "makespan": timeline.makespan,
+            "stages": memory_timeline(
+                timeline.events,
+                activation_sizes(s, layers),
+                s.schedule in FORWARD_ONLY,
+                timeline.makespan,
+            ),
+            "peak_inflight": timeline.peak_inflight,
+        },
+        "memory": mem,
+        "world_size": layout.world_size,
+        "sizes": {"dp": s.dp, "tp": s.tp, "pp": s.pp},
+        "query": s.query(),
+    }

@@ -1,0 +1,208 @@
+"""Measured probe records -> where each rank's step went, and how far it is from predicted.
+
+Pure: takes ``app.core.inputs.protocol.ProbeRecord`` values, returns frozen dataclasses and dicts.
+
+Event nesting (docs/probe.md): ``tp`` intervals sit inside the F/B that issued them;
+``pp_recv`` is an action waiting for its input; ``pp_send`` overlaps compute (its end is an
+upper bound) and is left out of every sum; ``dp`` and ``optim`` follow the pipeline. One rank
+runs one thread, so every instant of its step ``[0, T]`` is given exactly one label by
+priority, tp > dp > pp_wait > compute > host, and the labels add up to T:
+
+    T = compute + tp + dp + pp_wait + host                       (each rank, each step)
+
+The bubble (everything but compute) is then split into its causes:
+
+    schedule = min(pp_wait, predicted idle of the stage)  warm-up/cool-down the schedule implies
+    pp_peers = pp_wait - schedule                         waiting beyond it (stragglers, links)
+    tp, dp   = collective time;  host = time covered by no event (Python, data, launch gaps)
+
+The predicted idle comes from ``simulate`` fed with this run's own mean F/B/W per stage and
+the fastest receive as the transfer time (the least-waited receive is the closest we get to a
+pure transfer), so the split charges the schedule only for what it would cost on these
+very stages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from app.core.inputs.protocol import ProbeRecord, RunInfo
+from app.core.schedules import build
+from app.core.simulate import Durations, Timeline, simulate
+
+COMPUTE = frozenset({"F", "B", "W", "optim"})
+PIPE = ("F", "B", "W")
+# Label priority for an instant covered by several intervals (higher wins).
+_PRIORITY = {"tp": 4, "dp": 3, "pp_recv": 2, "F": 1, "B": 1, "W": 1, "optim": 1}
+_LABEL = {4: "tp", 3: "dp", 2: "pp_wait", 1: "compute", 0: "host"}
+CAUSES = ("schedule", "pp_peers", "tp", "dp", "host")
+
+
+@dataclass(frozen=True)
+class RankBreakdown:
+    """One rank's step, in seconds; the five parts add up to ``step_time_s``."""
+
+    rank: int
+    stage: int
+    step: int
+    attempt: int
+    step_time_s: float
+    compute_s: float
+    tp_s: float
+    dp_s: float
+    pp_wait_s: float
+    host_s: float
+
+    @property
+    def idle_frac(self) -> float:
+        """Waiting for peers plus uncovered host time, over the step."""
+        t = self.step_time_s
+        return (self.pp_wait_s + self.host_s) / t if t > 0 else 0.0
+
+    @property
+    def comm_frac(self) -> float:
+        """TP and DP collective time over the step (pipeline waits are idle, not comm)."""
+        t = self.step_time_s
+        return (self.tp_s + self.dp_s) / t if t > 0 else 0.0
+
+
+def breakdown(record: ProbeRecord) -> RankBreakdown:
+    """Label every instant of the rank's step by priority and add the labels up."""
+    marks: list[tuple[float, int, int]] = []  # (time, +1 open / -1 close, priority)
+    for e in record.events:
+        prio = _PRIORITY.get(e.kind)
+        if prio is not None:
+            marks += [(e.start, 1, prio), (e.end, -1, prio)]
+    marks.sort(key=lambda m: m[0])  # ties need no order: a zero-length segment adds 0
+    open_count = [0] * 5
+    spent = dict.fromkeys(_LABEL.values(), 0.0)
+    prev = 0.0
+    for t, delta, prio in marks:
+        if t > prev:
+            top = next((p for p in (4, 3, 2, 1) if open_count[p]), 0)
+            spent[_LABEL[top]] += t - prev
+            prev = t
+        open_count[prio] += delta
+    return RankBreakdown(
+        rank=record.rank, stage=record.coord.pp, step=record.step, attempt=record.attempt,
+        step_time_s=prev, compute_s=spent["compute"], tp_s=spent["tp"], dp_s=spent["dp"],
+        pp_wait_s=spent["pp_wait"], host_s=spent["host"],
+    )  # fmt: skip
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def stage_durations(records: Iterable[ProbeRecord], pp: int) -> list[Durations]:
+    """Mean F, B and W per pipeline stage (over ranks, microbatches, chunks and steps), and
+    the fastest pp_recv of the stage as its transfer time. A stage with no records takes
+    the mean of the others, so the simulation still runs while ranks are missing."""
+    kinds: list[dict[str, list[float]]] = [
+        {k: [] for k in ("F", "B", "W", "pp_recv")} for _ in range(pp)
+    ]
+    for r in records:
+        stage = kinds[r.coord.pp]
+        for e in r.events:
+            if e.kind in stage:
+                stage[e.kind].append(e.end - e.start)
+    known = [
+        Durations(_mean(k["F"]), _mean(k["B"]), _mean(k["W"]), min(k["pp_recv"], default=0.0))
+        for k in kinds
+    ]
+    seen = [d for d, k in zip(known, kinds, strict=True) if k["F"]]
+    if not seen:
+        return known
+    fill = Durations(*(_mean([getattr(d, f) for d in seen]) for f in ("f", "b", "w", "p2p")))
+    return [d if k["F"] else fill for d, k in zip(known, kinds, strict=True)]
+
+
+def stage_tail_s(records: Iterable[ProbeRecord], pp: int) -> list[float]:
+    """Mean dp + optim time per stage: what follows the pipeline in every step."""
+    sums, counts = [0.0] * pp, [0] * pp
+    for r in records:
+        sums[r.coord.pp] += sum(e.end - e.start for e in r.events if e.kind in ("dp", "optim"))
+        counts[r.coord.pp] += 1
+    return [s / c if c else 0.0 for s, c in zip(sums, counts, strict=True)]
+
+
+def predict(info: RunInfo, durations: list[Durations]) -> Timeline:
+    """The core's simulation of this run's schedule with measured per-stage durations."""
+    actions = build(info.schedule, info.pp, info.microbatches, info.virtual_stages)
+    return simulate(info.schedule, actions, durations, info.virtual_stages)
+
+
+def stage_idle_s(timeline: Timeline, pp: int) -> list[float]:
+    """Predicted idle per stage inside the pipeline: makespan minus the stage's busy time."""
+    busy = timeline.busy or [0.0] * pp
+    return [max(timeline.makespan - b, 0.0) for b in busy]
+
+
+def causes(b: RankBreakdown, predicted_idle_s: float) -> dict[str, float]:
+    """The bubble of one rank-step split into CAUSES (seconds; they sum to T - compute)."""
+    schedule = min(b.pp_wait_s, predicted_idle_s)
+    return {
+        "schedule": schedule,
+        "pp_peers": b.pp_wait_s - schedule,
+        "tp": b.tp_s,
+        "dp": b.dp_s,
+        "host": b.host_s,
+    }
+
+
+def pipeline_origin(records: Iterable[ProbeRecord]) -> tuple[float, float]:
+    """(earliest step start t0, earliest compute start) in wall seconds: the measured
+    timeline is drawn from the first, the predicted one is shifted to start at the second."""
+    t0 = first = float("inf")
+    for r in records:
+        t0 = min(t0, r.t0)
+        starts = [e.start for e in r.events if e.kind in PIPE]
+        if starts:
+            first = min(first, r.t0 + min(starts))
+    if t0 == float("inf"):
+        return 0.0, 0.0
+    return t0, (first if first != float("inf") else t0)
+
+
+def residuals(
+    records: Iterable[ProbeRecord], timeline: Timeline, offset_s: float, origin_s: float
+) -> list[dict]:
+    """Per measured F/B/W action: measured minus predicted start, end and duration (s).
+
+    Measured times are ``t0 + start - origin``; predicted ones are shifted by ``offset_s``
+    (the measured pipeline's first compute) so both start together.
+    """
+    predicted = {(e.stage, e.kind, e.microbatch, e.chunk): e for e in timeline.events}
+    out = []
+    for r in records:
+        for e in r.events:
+            p = predicted.get((r.coord.pp, e.kind, e.microbatch, e.chunk or 0))
+            if e.kind not in PIPE or p is None:
+                continue
+            start, end = r.t0 + e.start - origin_s, r.t0 + e.end - origin_s
+            out.append(
+                {
+                    "rank": r.rank, "stage": r.coord.pp, "kind": e.kind,
+                    "microbatch": e.microbatch, "chunk": e.chunk or 0,
+                    "start_s": start - (p.start + offset_s), "end_s": end - (p.end + offset_s),
+                    "duration_s": (e.end - e.start) - (p.end - p.start),
+                }
+            )  # fmt: skip
+    return out
+
+
+def residual_summary(actions: list[dict]) -> dict[str, dict[str, float]]:
+    """Per kind: how many actions, mean and max |end residual| and mean duration residual."""
+    out: dict[str, dict[str, float]] = {}
+    for kind in PIPE:
+        mine = [a for a in actions if a["kind"] == kind]
+        if mine:
+            ends = [abs(a["end_s"]) for a in mine]
+            out[kind] = {
+                "n": len(mine),
+                "mean_abs_end_s": _mean(ends),
+                "max_abs_end_s": max(ends),
+                "mean_duration_s": _mean([a["duration_s"] for a in mine]),
+            }
+    return out
