@@ -5,12 +5,13 @@ from dataclasses import replace
 import pytest
 from pydantic import ValidationError
 
-from app.core.cost import durations, shapes
+from app.core.cost import durations
 from app.core.cost.overlap import overlapped_pair_s
 from app.core.evaluate import evaluate, layout_of
 from app.core.inputs.scenario import Scenario, ScenarioError
-from app.core.inputs.specs import hardware_of, model_of, rank_layers, training_of
+from app.core.inputs.specs import hardware_of, model_of, training_of
 from app.core.schedules import build
+from app.core.schedules.pipeline import plan
 from app.core.schedules.units import unit_plan
 from app.core.simulate import Durations, simulate
 
@@ -95,8 +96,8 @@ def _cost_chunks(tp, schedule="dualpipe"):
     s = Scenario(schedule=schedule, pp=4, microbatches=8, dp=1, tp=tp, hardware="h100-sxm")
     m, hw, t = model_of(s), hardware_of(s), training_of(s)
     layout = layout_of(s, hw.gpus_per_node)
-    ends = shapes.chunk_ends(s.schedule, s.pp, s.chunks)
-    rows, _ = durations.chunk_durations(m, hw, t, layout, 2, 0, rank_layers(s, m), ends, True)
+    pipe = plan(s.schedule, s.pp, s.virtual_stages, m.layers, s.layer_split)
+    rows, _ = durations.chunk_durations(m, hw, t, layout, 2, 0, pipe.layers, pipe.ends, True)
     return s, rows
 
 

@@ -6,6 +6,7 @@ import pytest
 from app.core.evaluate import evaluate
 from app.core.inputs import specs
 from app.core.inputs.scenario import Scenario
+from app.core.schedules.pipeline import plan
 from app.core.views.formula_bubble import MAX_DECOMPOSED, MIN_DELTA
 
 
@@ -116,7 +117,7 @@ def test_tp_chain_substitutes_the_shapes():
     s = Scenario(tp=4, microbatches=8, micro_batch_size=2)
     m = specs.model_of(s)
     chain = evaluate(s)["formulas"]["comm"]["axes"]["tp"]
-    busiest = max(sum(row) for row in specs.rank_layers(s, m))
+    busiest = max(sum(row) for row in plan(s.schedule, s.pp, s.virtual_stages, m.layers).layers)
     assert numbers(chain[1]) == [4, 4, m.seq_len, 2, m.hidden, 2, busiest, 8, 2]
 
 

@@ -119,7 +119,7 @@ def test_the_memory_lines_top_is_peak_inflight_times_one_microbatch(query):
     s = Scenario(**query)
     view = primer(s, PrimerParams())
     _, _, cost = prepare(s)
-    layers = specs.rank_layers(s, specs.model_of(s))
+    layers = cost.pipeline.layers
     per_mb = activation_sizes(s, layers)
     for line in view["memory_timeline"]["stages"]:
         st = line["stage"]

@@ -6,7 +6,6 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from app.core.cost import compute, durations, memory
-from app.core.cost.shapes import chunk_layers, default_split
 from app.core.evaluate import evaluate, prepare
 from app.core.inputs import specs
 from app.core.inputs.hardware import HARDWARE
@@ -15,6 +14,7 @@ from app.core.inputs.scenario import Scenario, ScenarioError
 from app.core.inputs.training import Training
 from app.core.layout.topology import Layout
 from app.core.schedules import build
+from app.core.schedules.pipeline import chunk_layers, default_split
 from app.core.simulate import Durations, peak_held, per_chunk, simulate
 
 # A small custom model (fast to evaluate); tp=1 so the per-stage params are whole numbers.

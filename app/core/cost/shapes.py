@@ -1,14 +1,13 @@
-"""The GEMMs one TP rank runs for one layer and one micro-batch, and how layers split over
-pipeline stages. Notation of Narayanan et al. 2021: b micro-batch, s sequence, h hidden,
-a heads, t = tp, V vocabulary."""
+"""The GEMMs one TP rank runs for one layer and one micro-batch, and the default layer split
+for callers that name no schedule (the placement itself is schedules.pipeline's). Notation of
+Narayanan et al. 2021: b micro-batch, s sequence, h hidden, a heads, t = tp, V vocabulary."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.inputs.models import ModelSpec
-from app.core.schedules import ScheduleName, stage_location, stages_per_copy, virtual_stage
+from app.core.schedules.pipeline import default_split, even_layers
 
 
 @dataclass(frozen=True)
@@ -47,47 +46,10 @@ def attention_flops(m: ModelSpec, tokens: int, tp: int) -> float:
     return 4.0 * tokens * m.seq_len * m.hidden / tp
 
 
-def default_split(layers: int, slices: int) -> list[int]:
-    """Layers of each of ``slices`` virtual stages, in pipeline order, when none are given.
-
-    An uneven split gives the remainder to the middle stages: the short ones are taken
-    alternately from the front and the back, so the first and the last, which also hold the
-    embedding and the head, are lighter (Dubey et al. 2024 §3.3.2: Llama 3 405B's 126 layers
-    on 16 stages drop one layer from the first and the last). One rule for every v: with one
-    chunk per rank it is the per-rank split the cost model always used.
-    """
-    base, extra = divmod(layers, slices)
-    if extra == 0:
-        return [base] * slices
-    short = slices - extra
-    front, back = (short + 1) // 2, short // 2
-    return [base if k < front or k >= slices - back else base + 1 for k in range(slices)]
-
-
-def chunk_layers(split: Sequence[int], name: ScheduleName | str, pp: int) -> list[list[int]]:
-    """``split`` (layers per virtual stage) as layers[rank][chunk], through the schedule's
-    placement (schedules.stage_location: interleaved k -> (k % pp, k // pp), V for zbv)."""
-    name = ScheduleName(name)
-    out = [[0] * (len(split) // pp) for _ in range(pp)]
-    for vs, n in enumerate(split):
-        rank, chunk = stage_location(name, vs, pp)
-        out[rank][chunk] = n
-    return out
-
-
-def chunk_ends(name: ScheduleName | str, pp: int, chunks: int) -> list[list[tuple[bool, bool]]]:
-    """(holds the embedding, holds the head) of each rank's chunks: the first and the last
-    stage of each copy of the model (one copy; DualPipe's two put both on each end rank)."""
-    name = ScheduleName(name)
-    run = stages_per_copy(name, pp, chunks)
-    at = [[virtual_stage(name, r, c, pp) % run for c in range(chunks)] for r in range(pp)]
-    return [[(k == 0, k == run - 1) for k in row] for row in at]
-
-
 def even_chunk_layers(m: ModelSpec, pp: int, chunks: int) -> list[list[int]]:
-    """The default split placed interleaved-style (chunk c of rank r is stage c*pp + r): what
-    callers that name no schedule get (the planner; any v = 1 schedule)."""
-    return chunk_layers(default_split(m.layers, pp * chunks), ScheduleName.interleaved, pp)
+    """The default split placed interleaved-style: what callers that name no schedule get
+    (the planner; any v = 1 schedule). pipeline.even_layers with the model's layer count."""
+    return even_layers(m.layers, pp, chunks)
 
 
 def layers_per_chunk(m: ModelSpec, pp: int, chunks: int, stage: int) -> int:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.core import schedules
+from app.core.cost import predict
 from app.core.inputs import specs
 from app.core.inputs.hardware import HARDWARE, HardwareSpec
 from app.core.inputs.scenario import (
@@ -16,10 +17,12 @@ from app.core.inputs.scenario import (
     teaching_durations,
     teaching_f,
 )
-from app.core.layout.topology import AXES, Layout, parse_order
-from app.core.simulate import Timeline, simulate
-from app.core.simulate.units import pair_bounds
+from app.core.layout.topology import Layout, parse_order
+from app.core.schedules import pipeline
+from app.core.schedules.units import pair_bounds
+from app.core.simulate import DurationsLike, Timeline, simulate
 from app.core.views import formula_cards, prediction
+from app.core.views.scenario_json import layout_json, schedule_json, tail_json, timeline_json
 
 # The hardware names a scenario may use: the built-in presets unless the server loaded profiles.
 Registry = Mapping[str, HardwareSpec]
@@ -70,64 +73,6 @@ def layout_of(s: Scenario, gpus_per_node: int) -> Layout:
     )
 
 
-def layout_json(layout: Layout) -> dict[str, Any]:
-    st, world, gpn = layout.strides, layout.world_size, layout.gpus_per_node
-    ranks = [
-        {
-            "rank": r,
-            "dp": (r // st["dp"]) % layout.dp,
-            "pp": (r // st["pp"]) % layout.pp,
-            "tp": (r // st["tp"]) % layout.tp,
-            "node": r // gpn,
-        }
-        for r in range(world)
-    ]
-    return {
-        "world_size": world,
-        "order": "-".join(layout.order),
-        "gpus_per_node": gpn,
-        "nodes": (world + gpn - 1) // gpn,
-        "sizes": {a: layout.size(a) for a in AXES},
-        "ranks": ranks,
-        "groups": {a: layout.groups(a) for a in ("tp", "pp", "dp")},
-        "crosses_node": {a: layout.crosses_node(a) for a in ("tp", "pp", "dp")},
-    }
-
-
-def schedule_json(s: Scenario, actions: list[list[schedules.Action]]) -> dict[str, Any]:
-    return {
-        "name": s.schedule.value,
-        "microbatches": s.microbatches,
-        "virtual_stages": s.chunks,
-        "split_backward": s.schedule in schedules.SPLIT_BACKWARD,
-        "forward_only": s.schedule in schedules.FORWARD_ONLY,
-        "actions": schedules.compact(actions, show_chunk=s.chunks > 1),
-    }
-
-
-def timeline_json(t: Timeline, units: str, tail: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "units": units,
-        "events": [
-            {
-                "stage": e.stage,
-                "kind": e.kind,
-                "microbatch": e.microbatch,
-                "chunk": e.chunk,
-                "start": e.start,
-                "end": e.end,
-            }
-            for e in t.events
-        ],
-        "tail": tail,
-        "makespan": t.makespan,
-        "bubble_fraction": t.bubble_fraction,
-        "bubble_over_ideal": t.bubble_over_ideal,
-        "peak_inflight": t.peak_inflight,
-        "busy": t.busy,
-    }
-
-
 def _check_fb_time(s: Scenario) -> None:
     """fb_time, in teaching units, between the pair's longer part and its parts' sum."""
     if s.fb_time is None:
@@ -143,53 +88,51 @@ def _check_fb_time(s: Scenario) -> None:
         )
 
 
-def _tail(
-    makespan: float, stages: int, dp_s: float, optim_s: float, hidden_s: float = 0.0
-) -> list[dict[str, Any]]:
-    """The step's tail on every stage: the DP gradient all-reduce, then the optimizer. With
-    overlap_grad_reduce, the share of the all-reduce the backward hides is drawn as
-    ``dp_hidden``, ending where the pipeline drains: under the last backward of stage 0,
-    the window cost.overlap.exposed_grad_sync_s gives it; only ``dp`` is time added."""
-    tail = []
-    for stage in range(stages):
-        if hidden_s > 0:
-            tail.append({"stage": stage, "kind": "dp_hidden", "microbatch": None, "chunk": None,
-                         "start": max(0.0, makespan - hidden_s), "end": makespan})  # fmt: skip
-        t = makespan
-        for kind, seconds in (("dp", dp_s), ("optim", optim_s)):
-            if seconds > 0:
-                tail.append({"stage": stage, "kind": kind, "microbatch": None, "chunk": None,
-                             "start": t, "end": t + seconds})  # fmt: skip
-                t += seconds
-    return tail
-
-
 def prepare(
     s: Scenario, hardware: Registry = HARDWARE
 ) -> tuple[Layout, list[list[schedules.Action]], prediction.Prediction]:
     """Validate, then lay out, schedule and cost one scenario (no JSON of the layout)."""
-    check(s)
-    model, hw = specs.model_of(s), specs.hardware_of(s, hardware)
-    specs.check_model(s, model)
+    layout, actions, cost, _ = _staged(s, hardware, None)
+    return layout, actions, cost
+
+
+def _staged(
+    s: Scenario, hardware: Registry, teaching: DurationsLike | None
+) -> tuple[Layout, list[list[schedules.Action]], prediction.Prediction, Timeline | None]:
+    """One scenario through the stages, each entered once and in order: layout, schedules
+    (the checks on the order, the actions, the placement), simulate (the teaching-unit
+    timeline, when asked), cost (which simulates its own durations), views. Model, hardware
+    and training specs are values from app.core.inputs, read where needed."""
+    if s.world_size > MAX_WORLD:
+        raise ScenarioError(
+            "dp", f"world size dp*tp*pp = {s.dp}*{s.tp}*{s.pp} = {s.world_size} > {MAX_WORLD}"
+        )
+    hw = specs.hardware_of(s, hardware)
     layout = layout_of(s, hw.gpus_per_node)
+    check(s)
+    model = specs.model_of(s)
+    specs.check_model(s, model)
+    pipe = pipeline.plan(s.schedule, s.pp, s.virtual_stages, model.layers, s.layer_split)
     actions = schedules.build(s.schedule, s.pp, s.microbatches, s.virtual_stages)
-    return layout, actions, prediction.predict(s, model, hw, layout, actions)
+    shown = None if teaching is None else simulate(s.schedule, actions, teaching, s.virtual_stages)
+    costed = predict.price(s, model, hw, specs.training_of(s), layout, pipe, actions)
+    return layout, actions, prediction.sections(s, model, hw, layout, pipe, costed), shown
 
 
 def evaluate(s: Scenario, hardware: Registry = HARDWARE) -> dict[str, Any]:
     """Everything a view needs for one scenario. Raises ScenarioError on bad combinations."""
-    layout, actions, cost = prepare(s, hardware)
     teaching = teaching_durations(s)
-    if teaching is None:
+    layout, actions, cost, taught = _staged(s, hardware, teaching)
+    if taught is None:
         shown, scale = cost.timeline, 1.0
     else:
-        shown = simulate(s.schedule, actions, teaching, s.virtual_stages)
+        shown = taught
         # Tail and TP pulses drawn in teaching units, in proportion to the cost model's F.
         scale = teaching_f(teaching, s.pp, s.chunks) / cost.teaching_ref_f
     timeline = timeline_json(
         shown,
         "abstract" if teaching else "s",
-        _tail(
+        tail_json(
             shown.makespan,
             s.pp,
             cost.dp_s * scale,

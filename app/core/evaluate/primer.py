@@ -74,8 +74,7 @@ def primer(
     mem = cost.sections["memory"]
     row = mem["per_stage"][stage]
     kind, size = ring_source(s, p.group, row["params"])
-    layers = specs.rank_layers(s, specs.model_of(s))
-    t = specs.training_of(s)
+    layers, t = cost.pipeline.layers, cost.training
     timeline = cost.timeline
     return {
         "group": {"axis": p.group, "rank": p.rank, "stage": stage, "position": ranks.index(p.rank)},

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from app.core.cost.shapes import chunk_layers, default_split
 from app.core.inputs.presets import HARDWARE, MODELS, HardwareSpec, ModelSpec
 from app.core.inputs.scenario import ARCH_FIELDS, CUSTOM_MODEL, Scenario, ScenarioError
 from app.core.inputs.training import Training
@@ -76,20 +75,6 @@ def training_of(s: Scenario) -> Training:
         grad_reduce_fp32=s.grad_reduce_fp32,
         zero3_per_tensor=s.zero3_per_tensor,
     )
-
-
-def layer_split(s: Scenario, m: ModelSpec) -> list[int]:
-    """Layers of each virtual stage in pipeline order: stage_layers, else the default split
-    (shapes.default_split: as even as the count allows, the remainder on the middle stages)."""
-    per_copy = stages_per_copy(s.schedule, s.pp, s.chunks)
-    given = s.layer_split
-    split = list(given) if given is not None else default_split(m.layers, per_copy)
-    return split * (s.pp * s.chunks // per_copy)  # DualPipe: both copies split alike
-
-
-def rank_layers(s: Scenario, m: ModelSpec) -> list[list[int]]:
-    """The split as layers[rank][chunk], through the schedule's placement."""
-    return chunk_layers(layer_split(s, m), s.schedule, s.pp)
 
 
 def check_model(s: Scenario, m: ModelSpec) -> None:

@@ -1,7 +1,8 @@
 """Which action of a rank releases which output, for schedules that release by unit
 (build.RELEASE_BY_UNIT): DualPipeV's overlapped pairs send both outputs when the pair ends,
 as torch's OVERLAP_F_B does; DualPipe's sends and receives follow dualpipe.py's queue. The
-simulator (app/core/simulate/units.py), the deadlock dry run and the probe read this plan.
+simulator (app/core/simulate/units.py), the deadlock dry run and the probe read this plan,
+and how long such a pair may last (pair_bounds), which the scenario's checks read.
 """
 
 from __future__ import annotations
@@ -28,3 +29,19 @@ def unit_plan(
     for i, _ in pairs:  # torch posts both receives of a pair first
         waits[i] = (i + 1,)
     return last, waits, pairs
+
+
+def pair_bounds(durations) -> tuple[float, float]:
+    """(shortest, longest) an overlapped F&B pair may last, over every chunk's Durations:
+    from its longer part alone, max(F, B+W) (overlap hides communication, DeepSeek-V3
+    §3.2.1, not compute), to F+B+W, the parts one after the other (no gain)."""
+    flat, todo = [], [durations]
+    while todo:
+        d = todo.pop()
+        if hasattr(d, "fb"):
+            flat.append(d)
+        else:
+            todo.extend(d)
+    lo = max(max(d.f, d.b + d.w) for d in flat)
+    hi = min(d.f + d.b + d.w for d in flat)
+    return lo, hi

@@ -101,19 +101,3 @@ def run_units(ops: list[list[tuple]], n_keys: int) -> tuple[list[float], list[fl
             i += 1
         pos[rank], free[rank] = i, t
     return start, end, pos
-
-
-def pair_bounds(durations) -> tuple[float, float]:
-    """(shortest, longest) an overlapped F&B pair may last, over every chunk's Durations:
-    from its longer part alone, max(F, B+W) (overlap hides communication, DeepSeek-V3
-    §3.2.1, not compute), to F+B+W, the parts one after the other (no gain)."""
-    flat, todo = [], [durations]
-    while todo:
-        d = todo.pop()
-        if hasattr(d, "fb"):
-            flat.append(d)
-        else:
-            todo.extend(d)
-    lo = max(max(d.f, d.b + d.w) for d in flat)
-    hi = min(d.f + d.b + d.w for d in flat)
-    return lo, hi

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.core.cost.predict import WhatIf  # what the advice weighs: computed by the cost model
+
 # The article's thresholds: TP traffic above ~30% of the step means TP is too wide or crosses
 # nodes; a bubble above ~20% wants more micro-batches (m >= 4p keeps it small); DP traffic
 # that dominates wants gradient accumulation.
@@ -13,17 +15,6 @@ DP_SHARE_LIMIT = 0.30
 # Activations above half of the peak GPU's memory dominate it: recompute is the lever.
 ACT_SHARE_LIMIT = 0.50
 GIB = 1 << 30
-
-
-@dataclass(frozen=True)
-class WhatIf:
-    """The peak-memory GPU under another setting, from the same cost model."""
-
-    peak_bytes: float
-    activations_bytes: float
-    tp_bytes: float = 0.0  # TP bytes per step per rank
-    flops_ratio: float = 1.0  # hardware FLOPs per step over the current setting's
-    gemm_rate: float = 1.0  # tensor-core GEMM rate over the current setting's (TF32 -> bf16)
 
 
 @dataclass(frozen=True)

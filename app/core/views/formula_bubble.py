@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from app.core.inputs import specs
 from app.core.inputs.scenario import Scenario
 from app.core.schedules import SPLIT_BACKWARD, V_SHAPED, Action
 from app.core.simulate import Durations, DurationsLike, Timeline, per_chunk, simulate
@@ -71,7 +70,7 @@ def bubble_causes(
     if teaching is not None:
         rows = per_chunk(teaching, s.pp, s.chunks)  # one, per rank or per rank and chunk
     else:
-        rows, layers = cost.chunk_durations, specs.rank_layers(s, specs.model_of(s))
+        rows, layers = cost.chunk_durations, cost.pipeline.layers
         busiest = max(sum(row) for row in layers)
         tp_layer = cost.tp_pass_s * s.chunks / busiest if busiest else 0.0
         if tp_layer > 0:

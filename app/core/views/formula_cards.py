@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.cost import comm, memory
-from app.core.inputs import specs
 from app.core.inputs.scenario import Scenario
 from app.core.schedules import Action
 from app.core.simulate import DurationsLike, Timeline
@@ -53,7 +52,7 @@ def _bpp_tokens(t, zero: int) -> tuple[str, list[Token]]:
 
 def memory_card(s: Scenario, cost: Prediction) -> dict[str, Any]:
     """The article's M ≈ (M_W + M_G + M_O)/(TP·PP) + M_A/PP, beside the peak stage's own sum."""
-    m, t = specs.model_of(s), specs.training_of(s)
+    m, t = cost.model, cost.training
     per_stage = cost.sections["memory"]["per_stage"]
     P, dp, tp, pp, v = memory.total_params(m), s.dp, s.tp, s.pp, s.chunks
     bpp = sum(memory.state_bytes_per_param(t, dp))
@@ -152,10 +151,10 @@ def _dp_chain(s: Scenario, t, psi: int) -> list[list[Token]]:
 
 
 def comm_card(s: Scenario, cost: Prediction) -> dict[str, Any]:
-    m, t = specs.model_of(s), specs.training_of(s)
+    m, t = cost.model, cost.training
     psi = max(st["params"] for st in cost.sections["memory"]["per_stage"])
     axes = {
-        "tp": _tp_chain(s, m, t, specs.rank_layers(s, m)),
+        "tp": _tp_chain(s, m, t, cost.pipeline.layers),
         "pp": _pp_chain(s, m, t),
         "dp": _dp_chain(s, t, psi),
     }

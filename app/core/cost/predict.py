@@ -1,0 +1,157 @@
+"""The cost stage's one entry: every number the cost model gives one scenario, in one pass.
+It prices each chunk's actions (durations), runs the simulator on them, then charges memory,
+bytes, the step's tail and FLOPs. views.prediction turns the result into the page's sections
+and the advice; nothing here is JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from app.core.cost import comm, durations, flops, memory, shapes, step
+from app.core.inputs.hardware import HardwareSpec
+from app.core.inputs.models import ModelSpec
+from app.core.inputs.scenario import Scenario
+from app.core.inputs.training import Training
+from app.core.layout.topology import Layout
+from app.core.schedules import RELEASE_BY_UNIT, SPLIT_BACKWARD, Action
+from app.core.schedules.pipeline import Pipeline
+from app.core.simulate import Durations, Timeline, peak_held, simulate
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """The peak-memory GPU under another setting, from the same cost model."""
+
+    peak_bytes: float
+    activations_bytes: float
+    tp_bytes: float = 0.0  # TP bytes per step per rank
+    flops_ratio: float = 1.0  # hardware FLOPs per step over the current setting's
+    gemm_rate: float = 1.0  # tensor-core GEMM rate over the current setting's (TF32 -> bf16)
+
+
+@dataclass(frozen=True)
+class Costed:
+    """One scenario, priced. Seconds per step unless named otherwise."""
+
+    training: Training
+    timeline: Timeline  # simulated with the cost model's durations, in seconds
+    chunk_durations: list[list[Durations]]  # [rank][chunk]
+    rank_durations: list[Durations]  # per rank: the mean of its chunks (same totals)
+    tp_pass_s: float  # TP collective seconds inside one chunk's F (and again in its B)
+    stages: list[memory.StageMemory]
+    comm_bytes: dict[str, float]
+    links: dict[str, str]  # each axis: "intra" (one NVLink domain) or "inter" (NICs)
+    tail: step.Tail
+    step_s: float
+    tp_step_s: float
+    batch: int  # sequences per step (global batch)
+    model_flops: float
+    hardware_flops: float
+    recomputed: float | None  # recomputed_layers(); None: the mode's own rule
+    # Rank 0's mean chunk forward without the embedding: what teaching units are scaled by,
+    # so a teaching scenario's drawn tail does not move with the embedding's cost.
+    teaching_ref_f: float
+    full_recompute: WhatIf | None  # None for a forward-only step: nothing to recompute
+    bf16: WhatIf
+
+
+def links_of(layout: Layout, hw: HardwareSpec) -> dict[str, str]:
+    """Each axis' link: "intra" inside one NVLink domain, "inter" over the NICs."""
+    return {
+        a: "inter" if comm.placement(layout, a, hw.domain_size).domains > 1 else "intra"
+        for a in ("tp", "pp", "dp")
+    }
+
+
+def recomputed_layers(m: ModelSpec, t: Training, layers: tuple | list | None) -> float | None:
+    """Layers of the model the backward runs forward again: t.recomputed's share of every
+    chunk's layers (DualPipe's two copies each carry half the micro-batches); None: every
+    layer (or, without full recompute, the mode's own rule in flops.hardware_flops)."""
+    if t.recompute != "full" or t.recompute_layers is None or layers is None:
+        return None
+    held = sum(n for row in layers for n in row)
+    return m.layers * sum(t.recomputed(n) for row in layers for n in row) / max(held, 1)
+
+
+def what_if(m: ModelSpec, t: Training, layout: Layout, memory_args: tuple, **change) -> WhatIf:
+    """The peak-memory GPU and its TP bytes with ``change`` applied to the training (the
+    advice's numbers for recompute and mixed precision); memory_args = stage_memory's rest."""
+    t2 = replace(t, **change)
+    stages = memory.stage_memory(m, t2, *memory_args)
+    top = max(stages, key=lambda st: st.total_bytes)
+    chunks, layers = memory_args[1], memory_args[4]
+    rank_params = max(st.params for st in stages)
+    tp_b = comm.step_comm_bytes(m, t2, layout, chunks, rank_params, layers)["tp_bytes"]
+    again = recomputed_layers(m, t, layers), recomputed_layers(m, t2, layers)
+    ratio = flops.hardware_flops(m, 1, t2.recompute, again[1]) / flops.hardware_flops(
+        m, 1, t.recompute, again[0]
+    )
+    return WhatIf(top.total_bytes, top.activations_bytes, tp_b, ratio)
+
+
+def price(
+    s: Scenario,
+    m: ModelSpec,
+    hw: HardwareSpec,
+    t: Training,
+    layout: Layout,
+    pipe: Pipeline,
+    actions: list[list[Action]],
+) -> Costed:
+    layers, ends, head = pipe.layers, pipe.ends, pipe.head_rank
+    pairs = s.schedule in RELEASE_BY_UNIT  # DualPipe(V)'s overlapped F&B pairs
+    chunk_d, tp_pass = durations.chunk_durations(
+        m, hw, t, layout, s.chunks, head, layers, ends, pairs
+    )
+    timeline = simulate(s.schedule, actions, chunk_d, s.virtual_stages)
+    # Unequal chunks on a rank: which are in flight at the peak matters (one more pass).
+    uneven = any(len(set(row)) > 1 for row in layers)
+    held = peak_held(s.schedule, timeline.events, layers) if uneven else None
+    par = (s.dp, s.tp, s.pp)
+    # Split backward: B's keep what their W's need until the W (Qi et al. 2024 Table 1 M_W).
+    split = s.schedule in SPLIT_BACKWARD
+    frontier = memory.held_frontier(timeline.events, layers) if split else None
+    memory_args = (par, s.chunks, head, timeline.peak_inflight, layers, held, ends, frontier)
+    stages = memory.stage_memory(m, t, *memory_args)
+    rank_params = max(st.params for st in stages)
+    first = sum(layers[0])
+    tensors = max(
+        shapes.param_tensors(m, sum(row), any(e[0] for e in end), any(e[1] for e in end))
+        for row, end in zip(layers, ends, strict=True)
+    )
+    gathers = durations.zero3_messages(m, t, first)
+    tail = step.tail(rank_params, t, layout, hw, chunk_d, s.chunks, first, gathers, tensors)
+    rank_d = [Durations.mean(row) for row in chunk_d]
+    batch = s.micro_batch_size * s.microbatches * s.dp
+    again = recomputed_layers(m, t, layers)
+    model_f = flops.model_flops(m, batch)
+    hw_f = flops.hardware_flops(m, batch, t.recompute, again)
+    if t.forward_only:  # model_flops is 3x the forward (backward = 2x forward): keep the forward
+        model_f = hw_f = model_f / 3.0
+    # Passes per layer on the busiest rank: t.passes, fewer where recompute_layers spares some.
+    passes = max(sum(n * t.chunk_passes(n) for n in row) for row in layers) / max(
+        max(sum(row) for row in layers), 1
+    )
+    bf16 = what_if(m, t, layout, memory_args, dtype="bf16")
+    return Costed(
+        training=t,
+        timeline=timeline,
+        chunk_durations=chunk_d,
+        rank_durations=rank_d,
+        tp_pass_s=tp_pass,
+        stages=stages,
+        comm_bytes=comm.step_comm_bytes(m, t, layout, s.chunks, rank_params, layers),
+        links=links_of(layout, hw),
+        tail=tail,
+        step_s=timeline.makespan + tail.dp_s + tail.optim_s,
+        tp_step_s=tp_pass * passes * s.microbatches * s.chunks,
+        batch=batch,
+        model_flops=model_f,
+        hardware_flops=hw_f,
+        recomputed=again,
+        teaching_ref_f=rank_d[0].f - durations.embedding_seconds(m, hw, t, layout)[0] / s.chunks,
+        full_recompute=None
+        if t.forward_only
+        else what_if(m, t, layout, memory_args, recompute="full", recompute_layers=None),
+        bf16=replace(bf16, gemm_rate=hw.matmul_tflops(2) / hw.matmul_tflops(t.element_bytes)),
+    )

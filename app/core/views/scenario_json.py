@@ -1,0 +1,90 @@
+"""One scenario's JSON for the pages: the layout, the schedule, the timeline and the step's
+tail, in the shapes the views' JS reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core import schedules
+from app.core.inputs.scenario import Scenario
+from app.core.layout.topology import AXES, Layout
+from app.core.simulate import Timeline
+
+
+def layout_json(layout: Layout) -> dict[str, Any]:
+    st, world, gpn = layout.strides, layout.world_size, layout.gpus_per_node
+    ranks = [
+        {
+            "rank": r,
+            "dp": (r // st["dp"]) % layout.dp,
+            "pp": (r // st["pp"]) % layout.pp,
+            "tp": (r // st["tp"]) % layout.tp,
+            "node": r // gpn,
+        }
+        for r in range(world)
+    ]
+    return {
+        "world_size": world,
+        "order": "-".join(layout.order),
+        "gpus_per_node": gpn,
+        "nodes": (world + gpn - 1) // gpn,
+        "sizes": {a: layout.size(a) for a in AXES},
+        "ranks": ranks,
+        "groups": {a: layout.groups(a) for a in ("tp", "pp", "dp")},
+        "crosses_node": {a: layout.crosses_node(a) for a in ("tp", "pp", "dp")},
+    }
+
+
+def schedule_json(s: Scenario, actions: list[list[schedules.Action]]) -> dict[str, Any]:
+    return {
+        "name": s.schedule.value,
+        "microbatches": s.microbatches,
+        "virtual_stages": s.chunks,
+        "split_backward": s.schedule in schedules.SPLIT_BACKWARD,
+        "forward_only": s.schedule in schedules.FORWARD_ONLY,
+        "actions": schedules.compact(actions, show_chunk=s.chunks > 1),
+    }
+
+
+def timeline_json(t: Timeline, units: str, tail: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "units": units,
+        "events": [
+            {
+                "stage": e.stage,
+                "kind": e.kind,
+                "microbatch": e.microbatch,
+                "chunk": e.chunk,
+                "start": e.start,
+                "end": e.end,
+            }
+            for e in t.events
+        ],
+        "tail": tail,
+        "makespan": t.makespan,
+        "bubble_fraction": t.bubble_fraction,
+        "bubble_over_ideal": t.bubble_over_ideal,
+        "peak_inflight": t.peak_inflight,
+        "busy": t.busy,
+    }
+
+
+def tail_json(
+    makespan: float, stages: int, dp_s: float, optim_s: float, hidden_s: float = 0.0
+) -> list[dict[str, Any]]:
+    """The step's tail on every stage: the DP gradient all-reduce, then the optimizer. With
+    overlap_grad_reduce, the share of the all-reduce the backward hides is drawn as
+    ``dp_hidden``, ending where the pipeline drains: under the last backward of stage 0,
+    the window cost.overlap.exposed_grad_sync_s gives it; only ``dp`` is time added."""
+    tail = []
+    for stage in range(stages):
+        if hidden_s > 0:
+            tail.append({"stage": stage, "kind": "dp_hidden", "microbatch": None, "chunk": None,
+                         "start": max(0.0, makespan - hidden_s), "end": makespan})  # fmt: skip
+        t = makespan
+        for kind, seconds in (("dp", dp_s), ("optim", optim_s)):
+            if seconds > 0:
+                tail.append({"stage": stage, "kind": kind, "microbatch": None, "chunk": None,
+                             "start": t, "end": t + seconds})  # fmt: skip
+                t += seconds
+    return tail
