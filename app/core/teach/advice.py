@@ -38,6 +38,12 @@ class Breakdown:
     tp_bytes: float = 0.0
     full_recompute: WhatIf | None = None
     bf16: WhatIf | None = None
+    # The pipeline's balance (views.prediction.balance_json), when predicted: each stage's
+    # F+B seconds and layers, which stages hold the embedding and the head, and the split.
+    stage_work: tuple[float, ...] = ()
+    stage_layers: tuple[int, ...] = ()
+    stage_ends: tuple[tuple[bool, bool], ...] = ()
+    chunks: int = 1
 
 
 @dataclass(frozen=True)
@@ -70,12 +76,112 @@ def _bubble(b: Breakdown) -> Advice | None:
     if b.bubble_fraction <= BUBBLE_LIMIT or b.pp == 1:
         return None
     target = 4 * b.pp
+    if b.microbatches < target:
+        other = _other_schedule(b.schedule)
+        return Advice(
+            "bubble",
+            f"The pipeline bubble is {b.bubble_fraction:.0%}: raise micro-batches from "
+            f"{b.microbatches} to at least {target} (m >= 4p), or use {other[0]}.",
+            f"流水线气泡占 {b.bubble_fraction:.0%}：把微批数从 {b.microbatches} 提高到至少 "
+            f"{target}（m ≥ 4p），或改用{other[1]}，让传送带上别空着。",
+        )
+    # m >= 4p already (Narayanan et al. 2021 §2.2: bubble (p-1)/m): more micro-batches barely
+    # help, so name what does.
+    return _rebalance(b) or _reschedule(b)
+
+
+def _other_schedule(current: str) -> tuple[str, str]:
+    """A schedule with a smaller bubble than ``current``, never ``current`` itself."""
+    if current in ("interleaved", "looped-bfs"):
+        return "a zero-bubble schedule (interleaved-zb)", "零气泡调度（interleaved-zb）"
+    if current in ("zb-h1", "zb-h2", "zbv", "interleaved-zb", "dualpipe", "dualpipev"):
+        return "more virtual stages or DualPipeV", "更多虚拟阶段或 DualPipeV"
+    return "the interleaved schedule", "交错（interleaved）调度"
+
+
+def _rebalance(b: Breakdown) -> Advice | None:
+    """An uneven pipeline: the slowest stage paces every other (Narayanan et al. 2021 §2.2),
+    typically the last, which also runs the head (the logits GEMM grows with the vocabulary)."""
+    work, layers = b.stage_work, b.stage_layers
+    if len(work) < 2 or len(layers) != len(work):
+        return None
+    slow = work.index(max(work))
+    mean = sum(work) / len(work)
+    per_layer = min(w / n for w, n in zip(work, layers, strict=True) if n > 0)
+    move = round((work[slow] - mean) / per_layer) if per_layer > 0 else 0
+    if move < 1 or move >= layers[slow]:
+        return None
+    what, what_zh = _ends_of(b.stage_ends, slow)
+    lead = (
+        f"The pipeline bubble is {b.bubble_fraction:.0%} with m = {b.microbatches} >= 4p = "
+        f"{4 * b.pp}, so more micro-batches will not shrink it: stage {slow}{what} is the "
+        f"slowest, {work[slow] / mean - 1:.0%} above the mean stage, and paces the others."
+    )
+    lead_zh = (f"流水线气泡占 {b.bubble_fraction:.0%}，而微批数 m = {b.microbatches} 已 ≥ 4p = "
+               f"{4 * b.pp}，再加微批也减不了多少：第 {slow} 段{what_zh}最慢，比平均段慢 "
+               f"{work[slow] / mean - 1:.0%}，拖住了其他段。")  # fmt: skip
+    if b.chunks != 1:  # several chunks a rank: one stage_layers entry per virtual stage
+        return Advice(
+            "bubble",
+            f"{lead} Rebalance the layers: give its chunks about {move} fewer in stage_layers "
+            f"(one entry per virtual stage, pp*v = {b.pp * b.chunks}).",
+            f"{lead_zh}重新分配层数：在 stage_layers 里给它的各块共少放约 {move} 层"
+            f"（每个虚拟阶段一项，共 pp*v = {b.pp * b.chunks} 项）。",
+        )
+    split = _moved(list(work), list(layers), slow, move, per_layer)
+    flag = _megatron_flag(slow, len(work), split)
+    stage_layers = ",".join(map(str, split))
     return Advice(
         "bubble",
-        f"The pipeline bubble is {b.bubble_fraction:.0%}: raise micro-batches from "
-        f"{b.microbatches} to at least {target} (m >= 4p), or use the interleaved schedule.",
-        f"流水线气泡占 {b.bubble_fraction:.0%}：把微批数从 {b.microbatches} 提高到至少 {target}"
-        "（m ≥ 4p），或改用交错（interleaved）调度，让传送带上别空着。",
+        f"{lead} Rebalance the layers: stage_layers={stage_layers} moves {move} off it{flag[0]}.",
+        f"{lead_zh}重新分配层数：stage_layers={stage_layers}，从它移走 {move} 层{flag[1]}。",
+    )
+
+
+def _moved(work: list[float], layers: list[int], slow: int, move: int, per: float) -> list[int]:
+    """``layers`` with ``move`` layers taken off stage ``slow``, each given to the stage
+    that is then the lightest."""
+    layers[slow] -= move
+    work[slow] -= move * per
+    for _ in range(move):
+        light = min((w, k) for k, w in enumerate(work) if k != slow)[1]
+        layers[light] += 1
+        work[light] += per
+    return layers
+
+
+def _ends_of(ends: tuple[tuple[bool, bool], ...], stage: int) -> tuple[str, str]:
+    if stage >= len(ends):
+        return "", ""
+    embedding, head = ends[stage]
+    if head:
+        return " (it also runs the output head)", "（它还要算输出层）"
+    if embedding:
+        return " (it also runs the embedding)", "（它还要算嵌入层）"
+    return "", ""
+
+
+def _megatron_flag(slow: int, stages: int, split: list[int]) -> tuple[str, str]:
+    """Megatron-LM's flags for an uneven first or last stage (arguments.py:
+    --decoder-first-pipeline-num-layers, --decoder-last-pipeline-num-layers)."""
+    if slow == stages - 1:
+        flag = f"--decoder-last-pipeline-num-layers {split[-1]}"
+    elif slow == 0:
+        flag = f"--decoder-first-pipeline-num-layers {split[0]}"
+    else:
+        return "", ""
+    return f" (Megatron-LM: {flag})", f"（Megatron-LM：{flag}）"
+
+
+def _reschedule(b: Breakdown) -> Advice:
+    other = _other_schedule(b.schedule)
+    return Advice(
+        "bubble",
+        f"The pipeline bubble is {b.bubble_fraction:.0%} with m = {b.microbatches} >= 4p = "
+        f"{4 * b.pp}: what is left is the schedule's own warm-up and drain; {other[0]} "
+        "fills more of it.",
+        f"流水线气泡占 {b.bubble_fraction:.0%}，微批数 m = {b.microbatches} 已 ≥ 4p = "
+        f"{4 * b.pp}：剩下的是调度本身的预热和排空；改用{other[1]}能填上更多空档。",
     )
 
 

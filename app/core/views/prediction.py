@@ -86,8 +86,8 @@ def _memory_json(stages: list[memory.StageMemory], capacity: float) -> dict[str,
     }
 
 
-def breakdown_of(s: Scenario, c: Costed, capacity: float) -> Breakdown:
-    """The advice's inputs: the step's parts and the peak-memory GPU."""
+def breakdown_of(s: Scenario, c: Costed, pipe: Pipeline, capacity: float) -> Breakdown:
+    """The advice's inputs: the step's parts, the peak-memory GPU and the stages' balance."""
     top = max(c.stages, key=lambda st: st.total_bytes)
     t = c.training
     return Breakdown(
@@ -109,6 +109,10 @@ def breakdown_of(s: Scenario, c: Costed, capacity: float) -> Breakdown:
         tp_bytes=c.comm_bytes["tp_bytes"],
         full_recompute=c.full_recompute,
         bf16=c.bf16,
+        stage_work=tuple(sum(d.f + d.b + d.w for d in row) for row in c.chunk_durations),
+        stage_layers=tuple(sum(row) for row in pipe.layers),
+        stage_ends=tuple((any(e for e, _ in r), any(h for _, h in r)) for r in pipe.ends),
+        chunks=pipe.chunks,
     )
 
 
@@ -147,7 +151,7 @@ def sections(
         # Chowdhery et al. 2022 (PaLM) App. B: MFU = model FLOPs/s over peak FLOPs/s.
         "mfu": c.model_flops / (c.step_s * layout.world_size * hw.peak_tflops * 1e12),
         "tokens_per_s": c.batch * m.seq_len / c.step_s,
-        "advice": [asdict(a) for a in advise(breakdown_of(s, c, capacity))],
+        "advice": [asdict(a) for a in advise(breakdown_of(s, c, pipe, capacity))],
         "stage_balance": {
             **balance_json(pipe.layers, c.chunk_durations, pipe.head_rank, pipe.split, pipe.ends),
             "given": pipe.given,  # stage_layers, else the default split
