@@ -3,10 +3,11 @@ it comes back to one it had already left, in this tree or at another revision.
 
     python bench/trace_stages.py [--rev REV] [--query "pp=4&microbatches=8"]
 
-Every call from one module of app/core into another is an entry (generators' resumptions
-are left out); an entry counts as coming back when that module had been entered before. It prints the modules visited, the count of comebacks, and the modules most
-re-entered. Not a test: tests/core/test_stage_order.py holds the rule (stages in order at the
-driver); this prints the finer picture for comparison across revisions.
+Every call from one module of app/core into another is an entry (generators' resumptions are
+left out); an entry counts as coming back when that module had been entered before. It prints
+the modules visited, the count of comebacks, and the modules most re-entered. Not a test:
+tests/core/test_stage_order.py holds the rule (stages in order at the driver); this prints the
+finer picture for comparison across revisions.
 """
 
 from __future__ import annotations
