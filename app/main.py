@@ -10,7 +10,7 @@ from functools import partial
 from anyio import to_thread
 from fastapi import FastAPI
 
-from app import errors
+from app import errors, i18n
 from app.api import (
     assets,
     compare,
@@ -79,6 +79,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Read here, before any route exists: a bad profile file stops create_app, and the server
     # never starts half-configured (app/api/hardware.py).
     app.state.hardware = hardware.load_registry(settings.hardware_profiles)
+    # The catalogues every page and its JS read (app/i18n); a bad file stops create_app too.
+    app.state.i18n = i18n.load(settings.i18n_dir)
     # Made here, not in the lifespan: routes use it even when no lifespan runs (tests). After
     # the registry, which its evaluator needs: a profile's name must resolve on every route.
     # The accuracy board, computed on first use (~2 s); its evaluator adds each scenario's

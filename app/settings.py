@@ -55,6 +55,9 @@ class Settings(BaseSettings):
     # /api/plan estimates every candidate (~0.8 ms each); more than this is a 422 on gpus.
     # GPT-3 175B on 1,024 GPUs is 2,376 candidates; 15,120 GPUs was 9,264 (7 s of CPU).
     plan_max_candidates: int = Field(4096, ge=1, le=1_000_000)
+    # A folder of translation catalogues (<lang>.json, en.json required) read instead of the
+    # shipped app/i18n/locales: the page languages are the files it holds (docs/i18n.md).
+    i18n_dir: Path | None = None
 
     @field_validator("allowed_hosts")
     @classmethod

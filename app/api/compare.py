@@ -15,7 +15,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
 
-from app import errors, i18n
+from app import errors
 from app.api import controls
 from app.api.fidelity import with_compare_bands
 from app.api.hardware import Registry, RegistryDep
@@ -84,8 +84,9 @@ def make_router() -> APIRouter:
     @router.get("/compare", response_class=HTMLResponse, include_in_schema=False)
     def compare_page(request: Request, registry: RegistryDep) -> HTMLResponse:
         pairs = list(request.query_params.multi_items())
+        langs = request.app.state.i18n.langs  # the app's catalogues'
         lang_raw = request.query_params.get("lang", "en")
-        lang = lang_raw if lang_raw in i18n.LANGS else "en"
+        lang = lang_raw if lang_raw in langs else "en"
         problem, result = None, None
         try:
             result = with_compare_bands(
@@ -94,8 +95,8 @@ def make_router() -> APIRouter:
         except compare.CompareError as exc:
             problem = exc
         errs = _page_errors(problem)
-        if lang_raw not in i18n.LANGS:
-            errs["lang"] = f"one of: {', '.join(i18n.LANGS)}"
+        if lang_raw not in langs:
+            errs["lang"] = f"one of: {', '.join(langs)}"
         base = result["base"] if result and result["base"] is not None else {}
         first = result["members"][0]["query"] if result else {}
         lang_q = [("lang", lang)] if lang != "en" else []

@@ -19,6 +19,7 @@ from pydantic.fields import FieldInfo
 from app.core.inputs.hardware import HARDWARE
 from app.core.inputs.scenario import Scenario
 from app.core.layout.topology import ORDER_PRESETS
+from app.i18n.lang import Lang
 
 PRIMARY = (
     "dp",
@@ -37,7 +38,7 @@ class ViewState(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    lang: Literal["en", "zh"] = "en"
+    lang: Lang = "en"  # one of the catalogues' languages (validation context)
     rank: int | None = Field(None, ge=0, description="selected rank")
     t: float = Field(0.0, ge=0, le=1e12, description="flow cursor, in timeline units")
     color: Literal["dp", "pp", "tp", "node"] = "pp"

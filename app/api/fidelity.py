@@ -21,11 +21,13 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from app import i18n
 from app.api.page_data import errors_by_field, respond
 from app.core.fidelity import bands
 from app.core.fidelity import board as fidelity_board
 from app.core.inputs.scenario import Scenario
 from app.core.support.gc_pause import gc_paused
+from app.i18n.lang import Lang
 from app.paths import asset_dir
 
 Evaluator = Callable[[Scenario], dict[str, Any]]
@@ -202,19 +204,23 @@ class FidelityView(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    lang: Literal["en", "zh"] = "en"
+    lang: Lang = "en"  # one of the catalogues' languages (validation context)
     sort: SortKey | None = None  # None: the validation set's own order
     order: Literal["asc", "desc"] = "asc"
 
 
-def parse_view(params: dict[str, str]) -> tuple[FidelityView, dict[str, str]]:
-    """The view state, and every problem by field; a bad field falls back to its default."""
+def parse_view(
+    params: dict[str, str], catalog: i18n.Catalog | None = None
+) -> tuple[FidelityView, dict[str, str]]:
+    """The view state, and every problem by field; a bad field falls back to its default.
+    ``lang`` may name any of ``catalog``'s languages (the app's; default: the shipped ones)."""
+    catalog = catalog or i18n.default()
     try:
-        return FidelityView.model_validate(params), {}
+        return FidelityView.model_validate(params, context=catalog.context), {}
     except ValidationError as exc:
-        errors = errors_by_field(exc, params.get("lang", "en"))
+        errors = errors_by_field(exc, params.get("lang", "en"), catalog)
     good = {k: v for k, v in params.items() if k not in errors and k in FidelityView.model_fields}
-    return FidelityView.model_validate(good), errors
+    return FidelityView.model_validate(good, context=catalog.context), errors
 
 
 def sorted_rows(rows: list[dict[str, Any]], view: FidelityView) -> list[dict[str, Any]]:
@@ -252,7 +258,7 @@ def make_router() -> APIRouter:
 
     @router.get("/fidelity", response_class=HTMLResponse, include_in_schema=False)
     def fidelity_page(request: Request) -> HTMLResponse:
-        view, errors = parse_view(dict(request.query_params))
+        view, errors = parse_view(dict(request.query_params), request.app.state.i18n)
         board = request.app.state.fidelity.report()
         data = {
             "page": "fidelity",

@@ -11,7 +11,8 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
-from app import i18n, i18n_errors
+from app import i18n
+from app.i18n.errors import message
 
 
 def json_for_script(data: Any) -> str:
@@ -24,14 +25,17 @@ def field_of(loc: tuple | list) -> str:
     return parts[0] if parts else "query"
 
 
-def errors_by_field(exc: ValidationError, lang: str = "en") -> dict[str, str]:
-    """The first problem of each field, in the page's language; an unknown key says so in
-    plain words."""
-    lang = lang if lang in i18n.LANGS else "en"
-    table = i18n.strings(lang)
+def errors_by_field(
+    exc: ValidationError, lang: str = "en", catalog: i18n.Catalog | None = None
+) -> dict[str, str]:
+    """The first problem of each field, in the page's language (from the app's catalogue,
+    else the shipped one); an unknown key says so in plain words."""
+    catalog = catalog or i18n.default()
+    lang = lang if lang in catalog.langs else "en"
+    table = catalog.table(lang)
     out: dict[str, str] = {}
     for e in exc.errors():
-        out.setdefault(field_of(e.get("loc", ())), i18n_errors.message(e, lang, table))
+        out.setdefault(field_of(e.get("loc", ())), message(e, lang, table))
     return out
 
 
@@ -41,11 +45,12 @@ def respond(
     """A page: data["page"]'s template in data["state"]["lang"], with the page's strings and
     state embedded for its script, and status 422 whenever data["errors"] is not empty."""
     lang, errors = data["state"]["lang"], data["errors"]
-    data["strings"] = i18n.strings(lang)
+    catalog = request.app.state.i18n  # the templates' t() and the JS's table: one catalogue
+    data["strings"] = catalog.strings(lang)
     full = {
         "page": data["page"],
         "lang": lang,
-        "t": i18n.translator(lang),
+        "t": catalog.translator(lang),
         "state": data["state"],
         "errors": errors,
         "page_json": json_for_script(data),

@@ -18,7 +18,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
-from app import i18n_quiz
+from app import i18n
 from app.api import controls, limits
 from app.api.page_data import errors_by_field, respond
 from app.core.inputs.scenario import Scenario, ScenarioError
@@ -50,30 +50,35 @@ def get_evaluator(request: Request) -> Evaluator:
 EvaluatorDep = Annotated[Evaluator, Depends(get_evaluator)]
 
 
-def parse(params: dict[str, str]) -> tuple[Scenario | None, controls.ViewState, dict[str, str]]:
-    """Split the query into scenario and view state; collect every problem by field."""
+def parse(
+    params: dict[str, str], catalog: i18n.Catalog | None = None
+) -> tuple[Scenario | None, controls.ViewState, dict[str, str]]:
+    """Split the query into scenario and view state; collect every problem by field, worded
+    from ``catalog`` (the app's; its languages are the ones ``lang`` may name)."""
+    catalog = catalog or i18n.default()
+    lang = params.get("lang", "en")
     view_raw = {k: v for k, v in params.items() if k in controls.VIEW_KEYS}
     scen_raw = {k: v for k, v in params.items() if k not in controls.VIEW_KEYS}
     errors: dict[str, str] = {}
     try:
-        view = controls.ViewState.model_validate(view_raw)
+        view = controls.ViewState.model_validate(view_raw, context=catalog.context)
     except ValidationError as exc:
-        errors.update(errors_by_field(exc, params.get("lang", "en")))
+        errors.update(errors_by_field(exc, lang, catalog))
         good = {k: v for k, v in view_raw.items() if k not in errors}
-        view = controls.ViewState.model_validate(good)
+        view = controls.ViewState.model_validate(good, context=catalog.context)
     try:
         scenario = Scenario.model_validate(scen_raw)
     except ValidationError as exc:
-        errors.update(errors_by_field(exc, params.get("lang", "en")))
+        errors.update(errors_by_field(exc, lang, catalog))
         scenario = None
     return scenario, view, errors
 
 
 def build_view(
-    name: str, params: dict[str, str], run: Evaluator
+    name: str, params: dict[str, str], run: Evaluator, catalog: i18n.Catalog | None = None
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The page's data: the view model (or None) and the errors, keyed by field."""
-    scenario, view, errors = parse(params)
+    scenario, view, errors = parse(params, catalog)
     model = extra = None
     if scenario is not None:
         try:
@@ -160,7 +165,8 @@ def make_router() -> APIRouter:
             rest = {k: v for k, v in params.items() if k != "preset"}
             target = urlencode({**PAGE_PRESETS[preset], **rest})
             return RedirectResponse(f"{request.url.path}?{target}", status_code=303)
-        data, errors = build_view(name, params, run)
+        catalog = request.app.state.i18n
+        data, errors = build_view(name, params, run, catalog)
         if preset is not None:
             errors["preset"] = f"unknown preset; one of: {', '.join(PAGE_PRESETS)}"
         scenario_params = {k: v for k, v in params.items() if k not in controls.VIEW_KEYS}
@@ -173,7 +179,7 @@ def make_router() -> APIRouter:
             query=urlencode(params),
             scenario_query=urlencode(scenario_params),
             article=article_view(params, data["model"]),
-            t=i18n_quiz.translator(data["state"]["lang"]),
+            t=catalog.translator(data["state"]["lang"], quiz=True),  # the article panel's
         )  # fmt: skip
 
     @router.get("/", response_class=HTMLResponse)

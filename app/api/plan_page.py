@@ -7,7 +7,7 @@ bounded in candidates, on the thread pool, under a heavy-request slot (429 when 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
@@ -22,6 +22,7 @@ from app.api.page_data import errors_by_field, respond
 from app.api.plan import PlanQuery, run_plan
 from app.core.inputs.presets import MODELS
 from app.core.inputs.scenario import ScenarioError
+from app.i18n.lang import Lang
 from app.paths import asset_dir
 
 
@@ -30,7 +31,7 @@ class PlanView(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    lang: Literal["en", "zh"] = "en"
+    lang: Lang = "en"  # one of the catalogues' languages (validation context)
 
 
 PLACED = frozenset(PlanQuery.model_fields) | frozenset(PlanView.model_fields)
@@ -56,20 +57,26 @@ def _note(note: dict[str, Any], t) -> str:
 
 
 def build_plan(
-    params: dict[str, str], registry: Registry, max_candidates: int | None = None
+    params: dict[str, str],
+    registry: Registry,
+    max_candidates: int | None = None,
+    catalog: i18n.Catalog | None = None,
 ) -> dict[str, Any]:
+    catalog = catalog or i18n.default()  # its languages are the ones lang may name
+    lang = params.get("lang", "en")
     errors: dict[str, str] = {}
     view = PlanView()
     try:
-        view = PlanView.model_validate({k: v for k, v in params.items() if k == "lang"})
+        raw = {k: v for k, v in params.items() if k == "lang"}
+        view = PlanView.model_validate(raw, context=catalog.context)
     except ValidationError as exc:
-        errors.update(errors_by_field(exc, params.get("lang", "en")))
+        errors.update(errors_by_field(exc, lang, catalog))
     result = None
     try:
         query = PlanQuery.model_validate({k: v for k, v in params.items() if k != "lang"})
         result = run_plan(query, registry, max_candidates)
     except ValidationError as exc:
-        errors.update(errors_by_field(exc, params.get("lang", "en")))
+        errors.update(errors_by_field(exc, lang, catalog))
     except ScenarioError as exc:
         errors[exc.field] = exc.reason
     return {
@@ -95,9 +102,10 @@ def make_router() -> APIRouter:
     async def plan_page(request: Request, registry: RegistryDep) -> HTMLResponse:
         params = dict(request.query_params)
         bound = request.app.state.settings.plan_max_candidates
-        data = await heavy(request).run(build_plan, params, registry, bound)
+        catalog = request.app.state.i18n
+        data = await heavy(request).run(build_plan, params, registry, bound, catalog)
         lang, errors = data["state"]["lang"], data["errors"]
-        t = i18n.translator(lang)
+        t = catalog.translator(lang)
         return respond(
             templates, request, data,
             values={**data["defaults"], **params},

@@ -16,6 +16,7 @@ from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ValidationError
 
 from app import errors as http_errors
+from app import i18n
 from app.api import controls
 from app.api.hardware import Registry, RegistryDep
 from app.api.page_data import errors_by_field, respond
@@ -39,11 +40,17 @@ def split(q: PrimerQuery) -> tuple[Scenario, PrimerParams]:
     return Scenario.model_validate(scen), PrimerParams.model_validate(own)
 
 
-def _validated(model: type[BaseModel], raw: dict[str, str], errs: dict[str, str], lang: str):
+def _validated(
+    model: type[BaseModel],
+    raw: dict[str, str],
+    errs: dict[str, str],
+    lang: str,
+    catalog: i18n.Catalog,
+):
     try:
-        return model.model_validate(raw)
+        return model.model_validate(raw, context=catalog.context)  # lang: its languages
     except ValidationError as exc:
-        errs.update(errors_by_field(exc, lang))
+        errs.update(errors_by_field(exc, lang, catalog))
         return None
 
 
@@ -51,21 +58,26 @@ def _pick(params: dict[str, str], keys: frozenset[str]) -> dict[str, str]:
     return {k: v for k, v in params.items() if k in keys}
 
 
-def build_primer(params: dict[str, str], registry: Registry) -> dict[str, Any]:
+def build_primer(
+    params: dict[str, str], registry: Registry, catalog: i18n.Catalog | None = None
+) -> dict[str, Any]:
     """The page's data: the primer (or None) and the errors, keyed by field."""
+    catalog = catalog or i18n.default()
     lang = params.get("lang", "en")
     errs: dict[str, str] = {}
-    view = _validated(controls.ViewState, _pick(params, VIEW_ONLY), errs, lang)
-    own = _validated(PrimerParams, _pick(params, PRIMER_KEYS), errs, lang)
+    view = _validated(controls.ViewState, _pick(params, VIEW_ONLY), errs, lang, catalog)
+    own = _validated(PrimerParams, _pick(params, PRIMER_KEYS), errs, lang, catalog)
     rest = {k: v for k, v in params.items() if k not in VIEW_ONLY | PRIMER_KEYS}
-    scenario = _validated(Scenario, rest, errs, lang)
+    scenario = _validated(Scenario, rest, errs, lang, catalog)
     result = None
     if own is not None and scenario is not None:
         try:
             result = primer(scenario, own, registry)
         except ScenarioError as exc:
             errs[exc.field] = exc.reason
-    view = view or controls.ViewState(lang=lang if lang in ("en", "zh") else "en")
+    if view is None:  # another view key was bad: keep the language if it is known
+        known = {"lang": lang} if lang in catalog.langs else {}
+        view = controls.ViewState.model_validate(known, context=catalog.context)
     state = {**view.model_dump(), **(own or PrimerParams()).model_dump()}
     return {
         "page": "primer",
@@ -107,7 +119,7 @@ def make_page_router() -> APIRouter:
     @pages.get("/primer", response_class=HTMLResponse)
     def primer_page(request: Request, registry: RegistryDep) -> HTMLResponse:
         params = dict(request.query_params)
-        data = build_primer(params, registry)
+        data = build_primer(params, registry, request.app.state.i18n)
         nav = {k: v for k, v in params.items() if k not in PRIMER_KEYS - {"rank"}}
         scen = {k: v for k, v in params.items() if k not in controls.VIEW_KEYS | PRIMER_KEYS}
         hidden = {k: v for k, v in params.items() if k not in {"group", "rank", "step"}}

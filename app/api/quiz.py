@@ -15,15 +15,18 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
-from app import errors, i18n_quiz
+from app import errors, i18n
 from app.api.page_data import errors_by_field, respond
 from app.core.teach import quiz
 from app.paths import asset_dir
 
 
-def question_json(q: quiz.Question, lang: str, picked: int | None) -> dict[str, Any]:
-    """One question in one language: texts, the answer, its reasoning and its proofs."""
-    t = i18n_quiz.translator(lang)
+def question_json(
+    q: quiz.Question, lang: str, picked: int | None, catalog: i18n.Catalog | None = None
+) -> dict[str, Any]:
+    """One question in one language (from the app's catalogue, else the shipped one): texts,
+    the answer, its reasoning and its proofs."""
+    t = (catalog or i18n.default()).translator(lang, quiz=True)
     labels = (
         [t("quiz.true"), t("quiz.false")]
         if q.claim
@@ -42,31 +45,33 @@ def question_json(q: quiz.Question, lang: str, picked: int | None) -> dict[str, 
     }
 
 
-def evaluate(query: quiz.QuizQuery) -> dict[str, Any]:
+def evaluate(query: quiz.QuizQuery, catalog: i18n.Catalog | None = None) -> dict[str, Any]:
     """The self-test for this URL; raises QuizError naming the field."""
     answers, questions = quiz.picks(query), quiz.shown(query)
     return {
-        "questions": [question_json(q, query.lang, answers.get(q.id)) for q in questions],
+        "questions": [question_json(q, query.lang, answers.get(q.id), catalog) for q in questions],
         "progress": quiz.progress(questions, answers),
         "href": quiz.href(query, answers),
     }
 
 
-def _page_state(params: dict[str, str]) -> tuple[quiz.QuizQuery, dict[str, Any], dict[str, str]]:
+def _page_state(
+    params: dict[str, str], catalog: i18n.Catalog
+) -> tuple[quiz.QuizQuery, dict[str, Any], dict[str, str]]:
     """The page's query, view and errors; on an error, the questions unanswered."""
     errs: dict[str, str] = {}
     try:
         query = quiz.QuizQuery.model_validate(params)
     except ValidationError as exc:
-        errs = errors_by_field(exc, str(params.get("lang", "en")))
+        errs = errors_by_field(exc, str(params.get("lang", "en")), catalog)
         lang = params.get("lang") if params.get("lang") in ("en", "zh") else "en"
         query = quiz.QuizQuery(lang=lang)
     try:
-        view = evaluate(query)
+        view = evaluate(query, catalog)
     except quiz.QuizError as exc:
         errs[exc.field] = exc.reason
         query = quiz.QuizQuery(lang=query.lang)
-        view = evaluate(query)
+        view = evaluate(query, catalog)
     return query, view, errs
 
 
@@ -80,16 +85,17 @@ def make_router() -> APIRouter:
         summary="The self-test: questions, answers with reasoning, proofs, and progress",
         responses={422: {"description": "`detail[].loc` names answers, only or lang"}},
     )
-    def get_quiz(q: Annotated[quiz.QuizQuery, Query()]) -> Any:
+    def get_quiz(request: Request, q: Annotated[quiz.QuizQuery, Query()]) -> Any:
         try:
-            return evaluate(q)
+            return evaluate(q, request.app.state.i18n)
         except quiz.QuizError as exc:
             return errors.unprocessable([errors.issue(["query", exc.field], exc.reason)])
 
     @router.get("/quiz", response_class=HTMLResponse, include_in_schema=False)
     def quiz_page(request: Request) -> HTMLResponse:
-        query, view, errs = _page_state(dict(request.query_params))
-        lang_q = "lang=zh" if query.lang == "zh" else ""
+        catalog = request.app.state.i18n
+        query, view, errs = _page_state(dict(request.query_params), catalog)
+        lang_q = f"lang={query.lang}" if query.lang != "en" else ""
         data = {
             "page": "quiz",
             "state": {"lang": query.lang},
@@ -102,7 +108,7 @@ def make_router() -> APIRouter:
             query=lang_q,
             scenario_query="",
             unknown=errs,
-            t=i18n_quiz.translator(query.lang),
+            t=catalog.translator(query.lang, quiz=True),
             reset=quiz.href(quiz.QuizQuery(lang=query.lang, only=query.only), {}),
             show_all=quiz.href(quiz.QuizQuery(lang=query.lang), {}),
             only=query.only,

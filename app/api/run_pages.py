@@ -6,19 +6,19 @@ knows what it draws before its first fetch. A run name the store has never heard
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
-from app import i18n
 from app.api.page_data import json_for_script
 from app.core.inputs.protocol import MAX_STEP, RUN_NAME_PATTERN
+from app.i18n.lang import query_lang
 from app.paths import asset_dir
 
 RunName = Annotated[str, Path(pattern=RUN_NAME_PATTERN, max_length=64)]
-Lang = Annotated[Literal["en", "zh"], Query(description="page language")]
+Lang = Annotated[str, Depends(query_lang)]  # one of the app's catalogues' languages
 POLL_S = 3  # how often the 404 page asks whether the run has been announced
 LISTED = 50  # known runs the 404 page lists; /runs has the rest
 WATCHED = ("running", "stale")  # statuses in which an announced run may still send records
@@ -28,14 +28,14 @@ def make_router() -> APIRouter:
     templates = Jinja2Templates(directory=asset_dir("templates"))
     router = APIRouter(tags=["pages"], include_in_schema=False)
 
-    def language(lang: str) -> dict[str, Any]:
-        return {"lang": lang, "t": i18n.translator(lang), "strings": i18n.strings(lang)}
+    def language(request: Request, lang: str) -> dict[str, Any]:
+        catalog = request.app.state.i18n  # the templates' t() and the JS's table: one source
+        return {"lang": lang, "t": catalog.translator(lang), "strings": catalog.strings(lang)}
 
-    def config_line(info: dict[str, Any] | None, lang: str) -> str:
+    def config_line(info: dict[str, Any] | None, t) -> str:
         """The run's shape in words; live_page.js fills the same template when it changes."""
         if info is None:
             return ""
-        t = i18n.translator(lang)
         chunks = t("live.chunks").format(v=info["virtual_stages"])
         return t("live.config").format_map(
             {
@@ -53,8 +53,8 @@ def make_router() -> APIRouter:
         return rows
 
     @router.get("/runs", response_class=HTMLResponse)
-    def runs_page(request: Request, lang: Lang = "en") -> HTMLResponse:
-        words = language(lang)
+    def runs_page(request: Request, lang: Lang) -> HTMLResponse:
+        words = language(request, lang)
         context = {
             "runs": known_runs(request),
             "plotly_url": request.app.state.plotly_url,
@@ -68,8 +68,8 @@ def make_router() -> APIRouter:
     def run_page(
         request: Request,
         run: RunName,
+        lang: Lang,
         step: Annotated[int | None, Query(ge=0, le=MAX_STEP)] = None,
-        lang: Lang = "en",
     ) -> HTMLResponse:
         reader = request.app.state.live.reader
         row = reader.run(run)
@@ -86,13 +86,13 @@ def make_router() -> APIRouter:
             "step": step,
             "waiting": waiting,
         }
-        words = language(lang)
+        words = language(request, lang)
         data["strings"] = words["strings"]
         context = {
             "run": run,
             "info": info,
             "waiting": waiting,
-            "config": config_line(info, lang),
+            "config": config_line(info, words["t"]),
             "page_json": json_for_script(data),
             "plotly_url": request.app.state.plotly_url,
             "static_url": request.app.state.static.url,
@@ -102,7 +102,7 @@ def make_router() -> APIRouter:
 
     def missing_page(request: Request, run: str, lang: str) -> HTMLResponse:
         """404, yet a page: the known runs as links, and a poll for a run about to start."""
-        words = language(lang)
+        words = language(request, lang)
         data = {"run": run, "poll_s": POLL_S, "strings": words["strings"]}
         context = {
             "run": run,

@@ -59,26 +59,33 @@ def get_sweep(q: Annotated[SweepQuery, Query()], registry: RegistryDep) -> dict[
 
 
 def _validated(
-    model: type[BaseModel], raw: dict[str, str], errors: dict[str, str], lang: str = "en"
+    model: type[BaseModel],
+    raw: dict[str, str],
+    errors: dict[str, str],
+    lang: str = "en",
+    catalog: i18n.Catalog | None = None,
 ) -> Any:
+    catalog = catalog or i18n.default()  # its languages are the ones lang may name
     try:
-        return model.model_validate(raw)
+        return model.model_validate(raw, context=catalog.context)
     except ValidationError as exc:
-        errors.update(errors_by_field(exc, lang))
+        errors.update(errors_by_field(exc, lang, catalog))
         return None
 
 
-def build_trend(params: dict[str, str], registry: Registry) -> dict[str, Any]:
+def build_trend(
+    params: dict[str, str], registry: Registry, catalog: i18n.Catalog | None = None
+) -> dict[str, Any]:
     """The page's data: the sweep (or None) and the errors, keyed by field."""
     view_raw = {k: v for k, v in params.items() if k in controls.VIEW_KEYS}
     page_raw = {k: v for k, v in params.items() if k in PAGE_KEYS}
     rest = {k: v for k, v in params.items() if k not in controls.VIEW_KEYS | PAGE_KEYS}
     errors: dict[str, str] = {}
     lang = params.get("lang", "en")
-    view = _validated(controls.ViewState, view_raw, errors, lang) or controls.ViewState()
-    page = _validated(TrendView, page_raw, errors, lang) or TrendView()
+    view = _validated(controls.ViewState, view_raw, errors, lang, catalog) or controls.ViewState()
+    page = _validated(TrendView, page_raw, errors, lang, catalog) or TrendView()
     result = None
-    both = _validated(SweepQuery, rest, errors, lang)
+    both = _validated(SweepQuery, rest, errors, lang, catalog)
     if both is not None:
         try:
             result = sweep(*split(both), hardware=registry)
@@ -111,8 +118,9 @@ def make_page_router() -> APIRouter:
     @pages.get("/trend", response_class=HTMLResponse)
     def trend_page(request: Request, registry: RegistryDep) -> HTMLResponse:
         params = dict(request.query_params)
-        data = build_trend(params, registry)
-        t = i18n.translator(data["state"]["lang"])
+        catalog = request.app.state.i18n
+        data = build_trend(params, registry, catalog)
+        t = catalog.translator(data["state"]["lang"])
         shared = {k: v for k, v in params.items() if k not in SWEEP_KEYS | PAGE_KEYS}
         placed = set(Scenario.model_fields) | SWEEP_KEYS | PAGE_KEYS
         return respond(

@@ -1,4 +1,5 @@
-// The page's strings, embedded by the server in its page-data JSON for one language.
+// The page's strings: the server embeds its language's table from the same catalogue its
+// templates read (app/i18n/locales/<lang>.json, flattened) in the page-data JSON.
 // tr(key): an unknown key shows itself, so a gap is visible rather than blank.
 const data = JSON.parse(document.getElementById("page-data")?.textContent || "{}");
 const strings = data.strings ?? {};
@@ -27,7 +28,7 @@ export function switchLang(to) {
   location.assign(url);
 }
 
-// One 422 detail in the page's language, as app/i18n_errors.py:message words it: English is
+// One 422 detail in the page's language, as app/i18n/errors.py:message words it: English is
 // pydantic's msg; other languages fill the err.<type> template from the detail's ctx.
 export function errorText(d) {
   if (d.type === "extra_forbidden") return tr("err.extra_forbidden");

@@ -7,7 +7,7 @@ from html import unescape
 import pytest
 from page_html import page_data
 
-from app import i18n_quiz
+from app import i18n
 from app.core.teach import quiz
 
 LINKS = sorted({(q.id, link.href(lang)) for q in quiz.QUESTIONS for link in q.links
@@ -30,7 +30,7 @@ def test_the_api_answers_each_question_in_the_language_asked(client):
     body = client.get("/api/quiz?lang=zh&answers=3b").json()
     assert len(body["questions"]) == len(quiz.QUESTIONS)
     q3 = next(q for q in body["questions"] if q["id"] == 3)
-    assert q3["text"] == i18n_quiz.QUIZ[f"quiz.{quiz.BY_ID[3].key}.q"][1]
+    assert q3["text"] == i18n.strings("zh", quiz=True)[f"quiz.{quiz.BY_ID[3].key}.q"]
     assert q3["picked"] == "b" and q3["answer"] == quiz.LETTERS[quiz.BY_ID[3].answer]
     assert all(link["href"].endswith("lang=zh") for link in q3["links"])
     assert body["progress"]["answered"] == 1 and body["href"] == "/quiz?lang=zh&answers=3b"

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from app import i18n_quiz
+from app import i18n
 from app.core.teach import quiz
 from tests.browser.conftest import open_view, url_of
 
@@ -44,7 +44,7 @@ def test_answering_writes_the_url_and_a_reload_keeps_it(page, base_url):
 def test_a_shared_set_opens_in_chinese_with_its_questions_only(page, base_url):
     open_view(page, f"{base_url}/quiz?lang=zh&only=1,2,3", "quiz")
     assert page.locator("[data-question]").count() == 3
-    zh = i18n_quiz.strings("zh")
+    zh = i18n.strings("zh", quiz=True)
     assert page.locator("section.teach h2").inner_text() == zh["quiz.title"]
     page.locator('[data-question="2"] .choice[data-choice="b"]').click()
     assert "lang=zh&only=1,2,3&answers=2b" in url_of(page)

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app import i18n
 from app.core.evaluate import evaluate
 from app.core.inputs.scenario import Scenario
 from app.core.schedules import Action, ScheduleName, release_units
 from app.core.views import flow, flow_captions
-from app.i18n_flow import FLOW
 
 CASES = [
     {"schedule": "naive", "dp": 2, "tp": 2, "pp": 2, "microbatches": 4},
@@ -96,7 +96,7 @@ def test_every_clause_the_core_says_has_a_template_with_its_arguments_in_both_la
         for clause in extra["captions"]["clauses"]:
             key, args = clause[0], clause[1:]
             seen.add(key)
-            for text in FLOW[f"flowcap.{key}"]:
+            for text in (i18n.strings(lang)[f"flowcap.{key}"] for lang in ("en", "zh")):
                 used = {int(n) for n in re.findall(r"\{(\d+)\}", text)}
                 assert used == set(range(len(args))), (key, text)
     assert {"run", "run_n", "send_f", "send_b", "idle_one", "idle_many", "done"} <= seen

@@ -4,7 +4,7 @@ and the URL state (answers, only) parsed, refused and spelled one way."""
 import pytest
 from pydantic import ValidationError
 
-from app import i18n_quiz
+from app import i18n
 from app.core.teach import quiz
 
 
@@ -23,7 +23,7 @@ def test_each_question_has_an_answer_reasoning_and_a_proof_in_both_languages(q):
     if not q.claim:
         keys += [f"quiz.{q.key}.c{i}" for i in range(q.choices)]
     for key in keys:
-        en, zh = i18n_quiz.QUIZ[key]
+        en, zh = (i18n.strings(lang, quiz=True)[key] for lang in ("en", "zh"))
         assert en and zh and en != key
 
 
