@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from app.core.inputs.hf_config import HFConfigError, from_hf_config
+from app.core.inputs.hf_config import HFConfigError, imported
 from app.core.inputs.scenario import CUSTOM_MODEL
 from app.errors import issue, unprocessable
 
@@ -62,8 +62,14 @@ def _url_value(value: object) -> str:
 
 
 def answer(cfg: dict[str, Any]) -> dict[str, Any]:
-    query = {"model": CUSTOM_MODEL, **from_hf_config(cfg)}
-    return {"query": query, "url": "/?" + urlencode({k: _url_value(v) for k, v in query.items()})}
+    got = imported(cfg)
+    query = {"model": CUSTOM_MODEL, **got.fields}
+    return {
+        "query": query,
+        "url": "/?" + urlencode({k: _url_value(v) for k, v in query.items()}),
+        "from_config": got.keys,  # each field the file set, and the key it came from
+        "context_length": got.context_length,
+    }
 
 
 @router.post(
@@ -72,9 +78,12 @@ def answer(cfg: dict[str, Any]) -> dict[str, Any]:
     description=(
         "Body: the model's config.json as it is (Llama, Mistral, Qwen2, Qwen3, GPT-2, OPT, "
         f"BLOOM, GPT-NeoX; dense only; at most {MAX_BODY_BYTES // 1024} KB). Answers "
-        "`query` (model=custom and the shape fields) and `url`, the overview with that "
-        "query; a page merges `query` into its own. A key that cannot be imported is a "
-        '422 whose `detail[].loc` is `["body", key]`.'
+        "`query` (model=custom and the shape fields the file sets), `url`, the overview with "
+        "that query, `from_config` (each field and the config key it came from) and "
+        "`context_length` (the longest context the model serves). A config.json does not "
+        "say the training length: seq_len is set only by a learned position table (GPT-2, "
+        "OPT); a page keeps its own, capped at `context_length`. A key that cannot be "
+        'imported is a 422 whose `detail[].loc` is `["body", key]`.'
     ),
     response_model=dict[str, Any],
     responses={413: {"description": "body over the size limit"}},

@@ -1,6 +1,8 @@
 // "Import a Hugging Face config.json": the server maps the config to scenario fields; the
-// page merges them into its own URL and navigates there, so the import is a share link too.
-import { errorText } from "./i18n.js";
+// page lists what the file set, merges it into its own URL and offers that link, so the
+// import is a share link too. The training length stays the page's: a config.json gives the
+// longest context the model serves, not the length it trains at.
+import { errorText, fill } from "./i18n.js";
 import { params, tr } from "./state.js";
 
 const ROUTE = "/api/model/from-hf-config";
@@ -17,14 +19,55 @@ function messages(status, body) {
 }
 
 function showError(lines) {
+  if (lines.length) $("hf-result").replaceChildren();
   $("hf-error").textContent = lines.length ? `${tr("hf.failed")} — ${lines.join("; ")}` : "";
 }
 
-// The current URL with the imported fields laid over it: dp, tp, pp, lang... are kept.
-function merged(query) {
+// The seq_len this page shows: its URL's, else the model it drew (a preset's own length).
+function pageSeqLen() {
+  const data = JSON.parse($("page-data")?.textContent || "{}");
+  return Number(params().seq_len ?? data?.model?.model?.seq_len ?? 0);
+}
+
+// The current URL with the imported fields laid over it: dp, tp, pp, lang... are kept, and
+// so is seq_len unless the file sets it (a learned position table), capped at the context.
+function merged(body) {
   const next = new URLSearchParams(params());
-  for (const [k, v] of Object.entries(query)) next.set(k, String(v));
-  return `${location.pathname}?${next}`;
+  for (const [k, v] of Object.entries(body.query)) next.set(k, String(v));
+  const own = pageSeqLen();
+  const seq = "seq_len" in body.query ? null : own && Math.min(own, body.context_length);
+  if (seq) next.set("seq_len", String(seq));
+  return { url: `${location.pathname}?${next}`, seq, capped: seq !== null && seq < own };
+}
+
+function line(text, id) {
+  const p = document.createElement("p");
+  p.className = "hint";
+  p.textContent = text;
+  if (id) p.id = id;
+  return p;
+}
+
+// What the file set (each field with its config key), what stayed, and the link to apply.
+function showImported(body) {
+  const { url, seq, capped } = merged(body);
+  const set = Object.entries(body.query)
+    .filter(([k]) => k !== "model")
+    .map(([k, v]) => `${k} ${v} (${body.from_config[k]})`)
+    .join(", ");
+  const nodes = [line(fill("hf.set_by_file", { fields: set }), "hf-set")];
+  const ctx = body.context_length;
+  if (seq !== null && seq) {
+    const key = capped ? "hf.seq_capped" : "hf.seq_kept";
+    nodes.push(line(fill(key, { seq, context: ctx }), "hf-kept"));
+  }
+  const apply = document.createElement("a");
+  apply.id = "hf-apply";
+  apply.href = url;
+  apply.textContent = fill("hf.apply", {});
+  nodes.push(apply);
+  $("hf-result").replaceChildren(...nodes);
+  apply.focus();
 }
 
 async function submit() {
@@ -40,7 +83,7 @@ async function submit() {
       body: text,
     });
     const body = await res.json().catch(() => null);
-    if (res.ok && body?.query) return location.assign(merged(body.query));
+    if (res.ok && body?.query) return showImported(body);
     showError(messages(res.status, body));
   } catch {
     showError([tr("error.network")]);

@@ -22,15 +22,18 @@ def test_a_config_answers_the_custom_query_and_its_link(client):
     body = res.json()
     assert body["query"] == {
         "model": "custom", "layers": 28, "hidden": 3072, "heads": 24, "kv_heads": 8,
-        "seq_len": 131072, "vocab": 128256, "ffn_hidden": 8192, "gated_mlp": True,
+        "vocab": 128256, "ffn_hidden": 8192, "gated_mlp": True,
         "tied_embeddings": True, "learned_positions": False,
     }  # fmt: skip
+    assert body["context_length"] == 131072
+    assert body["from_config"]["layers"] == "num_hidden_layers"
+    assert set(body["from_config"]) == set(body["query"]) - {"model"}
     url = urlsplit(body["url"])
     assert url.path == "/"
     assert dict(parse_qsl(url.query)) == {
         k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in body["query"].items()
     }
-    assert set(body["query"]) == {"model", *ARCH_FIELDS}
+    assert set(body["query"]) == {"model", *ARCH_FIELDS} - {"seq_len"}
 
 
 def test_the_link_opens_on_that_model(client):
@@ -102,3 +105,31 @@ def test_the_route_is_in_the_openapi_with_its_body(client):
     op = client.get("/openapi.json").json()["paths"][ROUTE]["post"]
     assert "application/json" in op["requestBody"]["content"]
     assert {"413"} <= set(op["responses"])
+
+
+# Qwen/Qwen2.5-7B/config.json, the keys that shape the model.
+QWEN25_7B = {
+    "architectures": ["Qwen2ForCausalLM"], "hidden_act": "silu", "hidden_size": 3584,
+    "intermediate_size": 18944, "max_position_embeddings": 131072, "model_type": "qwen2",
+    "num_attention_heads": 28, "num_hidden_layers": 28, "num_key_value_heads": 4,
+    "tie_word_embeddings": False, "vocab_size": 152064,
+}  # fmt: skip
+
+
+def test_a_context_window_is_not_taken_for_the_training_length(client):
+    """Qwen2.5-7B's max_position_embeddings (131,072) set seq_len, and the page ran out of
+    memory at 363 GiB. The file sets the shape; the training length stays the page's."""
+    body = client.post(ROUTE, json=QWEN25_7B).json()
+    assert "seq_len" not in body["query"] and body["context_length"] == 131072
+    page = client.get("/api/scenario?model=llama3-8b&tp=4&pp=2&dp=1")
+    seq = page.json()["model"]["seq_len"]
+    merged = urlsplit(body["url"]).query + f"&seq_len={seq}&tp=4&pp=2&dp=1"
+    view = client.get(f"/api/scenario?{merged}").json()
+    assert view["model"]["seq_len"] == seq == 8192 and view["memory"]["fits"]
+
+
+def test_gpt2s_position_table_is_its_length(client):
+    gpt2 = {"architectures": ["GPT2LMHeadModel"], "n_embd": 768, "n_head": 12, "n_layer": 12,
+            "n_positions": 1024, "vocab_size": 50257, "model_type": "gpt2"}  # fmt: skip
+    body = client.post(ROUTE, json=gpt2).json()
+    assert body["query"]["seq_len"] == 1024 and body["from_config"]["seq_len"] == "n_positions"

@@ -38,11 +38,22 @@ def test_a_pasted_config_becomes_the_url_and_the_model(page, base_url):
     open_import(page)
     page.locator("#hf-config").fill(json.dumps(LLAMA32_3B, indent=2))
     page.locator("#hf-submit").click()
+    # What the file set is listed with each config key before the page changes.
+    listed = page.locator("#hf-set").inner_text()
+    assert (
+        "layers 28 (num_hidden_layers)" in listed and "kv_heads 8 (num_key_value_heads)" in listed
+    )
+    assert "seq_len" not in listed
+    kept = page.locator("#hf-kept").inner_text()
+    assert "131072" in kept and "8192" in kept  # the context, and the page's own length
+    page.locator("#hf-apply").click()
     page.wait_for_url("**model=custom**")
     page.wait_for_selector("body[data-ready=overview]")
     q = query_of(page)
     assert (q["dp"], q["tp"], q["pp"], q["microbatches"]) == ("4", "2", "2", "8")
     assert (q["layers"], q["hidden"], q["heads"], q["kv_heads"]) == ("28", "3072", "24", "8")
+    # The training length stays the page's (the preset's 8,192), not the 131,072 context.
+    assert q["seq_len"] == "8192"
     assert (q["gated_mlp"], q["tied_embeddings"], q["learned_positions"]) == (
         "true",
         "true",
@@ -69,6 +80,7 @@ def test_an_uploaded_file_imports_on_the_flow_page_and_keeps_its_view(page, base
         "document.getElementById('hf-config').value.includes('LlamaForCausalLM')"
     )
     page.locator("#hf-submit").click()
+    page.locator("#hf-apply").click()
     page.wait_for_url("**layers=16**")
     page.wait_for_selector("body[data-ready=flow]")
     assert urlparse(url_of(page)).path == "/flow"
@@ -138,6 +150,7 @@ def test_the_other_scenario_pages_import_into_their_own_url(page, base_url, path
     open_import(page)
     page.locator("#hf-config").fill(json.dumps(LLAMA32_3B))
     page.locator("#hf-submit").click()
+    page.locator("#hf-apply").click()
     page.wait_for_url("**model=custom**")
     page.wait_for_selector(f"body[data-ready={view}]")
     assert urlparse(url_of(page)).path == path.split("?")[0]

@@ -5,7 +5,7 @@ import copy
 import pytest
 
 from app.core.cost import memory
-from app.core.inputs.hf_config import HFConfigError, from_hf_config
+from app.core.inputs.hf_config import HFConfigError, from_hf_config, imported
 from app.core.inputs.models import MODELS, ModelSpec
 from app.core.inputs.scenario import ARCH_FIELDS, Scenario
 
@@ -96,13 +96,15 @@ MATCHES = [
 
 
 def spec(fields):
-    return ModelSpec(name="custom", **fields)
+    # A config.json without a position table does not say the training length.
+    return ModelSpec(name="custom", **{"seq_len": 8192, **fields})
 
 
 @pytest.mark.parametrize(("cfg", "preset"), MATCHES, ids=[p for _, p in MATCHES])
 def test_a_real_config_reproduces_its_presets_parameter_count_exactly(cfg, preset):
     fields = from_hf_config(cfg)
-    assert list(fields) == list(ARCH_FIELDS)
+    assert list(fields) == [f for f in ARCH_FIELDS if f in fields]
+    assert ("seq_len" in fields) == fields["learned_positions"]
     got, want = spec(fields), MODELS[preset]
     assert memory.total_params(got) == memory.total_params(want)
     # Everything but the context: a config.json says the longest it serves (131,072 for
@@ -117,7 +119,7 @@ def shape(m):
 
 def test_llama_31_8b_maps_field_by_field():
     assert from_hf_config(LLAMA31_8B) == {
-        "layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "seq_len": 131072,
+        "layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8,
         "vocab": 128256, "ffn_hidden": 14336, "gated_mlp": True, "tied_embeddings": False,
         "learned_positions": False,
     }  # fmt: skip
@@ -135,13 +137,16 @@ def test_gpt2_small_is_its_124m_with_4h_mlp_and_its_own_context():
     assert memory.total_params(spec(fields)) == 124_439_808
 
 
-def test_bloom_without_seq_length_trains_at_2048_and_has_no_position_table():
+def test_bloom_has_no_position_table_so_no_length_and_its_card_gives_2048():
     fields = from_hf_config(BLOOM_7B1)
-    assert (fields["seq_len"], fields["ffn_hidden"], fields["learned_positions"]) == (
-        2048,
-        4 * 4096,
-        False,
-    )
+    assert (fields["ffn_hidden"], fields["learned_positions"]) == (4 * 4096, False)
+    assert "seq_len" not in fields and imported(BLOOM_7B1).context_length == 2048
+
+
+def test_a_rope_models_context_is_reported_not_set():
+    got = imported(LLAMA31_8B)
+    assert "seq_len" not in got.fields and got.context_length == 131072
+    assert got.keys["kv_heads"] == "num_key_value_heads"
 
 
 def test_llama_2_era_config_without_kv_heads_has_one_kv_head_per_head():

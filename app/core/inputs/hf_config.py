@@ -1,8 +1,12 @@
 """A Hugging Face config.json -> the Scenario's model-shape query fields. Pure; no I/O.
 
 Each supported architecture names its shape with its own keys (transformers'
-``configuration_<family>.py``); this maps them onto the ten fields of
-``app.core.inputs.scenario.ARCH_FIELDS``. Anything ModelSpec cannot express is refused with the
+``configuration_<family>.py``); this maps them onto the fields of
+``app.core.inputs.scenario.ARCH_FIELDS``. The training length (seq_len) is not in a
+config.json: ``max_position_embeddings`` is the longest context the model serves (131,072 for
+Llama 3.1, pre-trained at 8,192), so it is set only where it is the size of a learned position
+table (GPT-2, OPT), and otherwise reported as ``context_length`` for the page to cap its own
+seq_len with. Anything ModelSpec cannot express is refused with the
 config key that shows it (mixture-of-experts, an attention wider than hidden, OPT-350M's
 projected embeddings), so an import is never silently a different model.
 """
@@ -10,6 +14,7 @@ projected embeddings), so an import is never silently a different model.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -248,14 +253,34 @@ def _check_bounds(fields: Fields, r: _Reader) -> None:
         raise HFConfigError(r.source.get(field, field), str(err["msg"])) from None
 
 
-def from_hf_config(cfg: Config) -> dict[str, object]:
-    """The Scenario query fields (``ARCH_FIELDS``, all ten) describing ``cfg``'s model."""
+@dataclass(frozen=True)
+class Imported:
+    """What a config.json says: the query fields it sets, the config key each came from,
+    and the longest context it serves (a ceiling on seq_len, not the training length)."""
+
+    fields: dict[str, object]
+    keys: dict[str, str]
+    context_length: int
+
+
+def imported(cfg: Config) -> Imported:
     if not isinstance(cfg, Mapping):
         raise HFConfigError("config", "must be a JSON object")
     _refuse_moe(cfg)
     reader = _Reader(cfg)
     fields = ARCHITECTURES[architecture(cfg)](reader)
     fields.setdefault("kv_heads", fields["heads"])
+    context = fields["seq_len"]
+    if not fields["learned_positions"]:  # no position table: the length is the page's
+        del fields["seq_len"]
     _check_shape(fields, reader, cfg)
     _check_bounds(fields, reader)
-    return {f: fields[f] for f in ARCH_FIELDS}
+    ordered = {f: fields[f] for f in ARCH_FIELDS if f in fields}
+    keys = {f: reader.source.get(f, "architectures") for f in ordered}  # implied by it
+    return Imported(ordered, keys, int(context))
+
+
+def from_hf_config(cfg: Config) -> dict[str, object]:
+    """The Scenario query fields the config sets (``ARCH_FIELDS``; seq_len only with a
+    learned position table)."""
+    return imported(cfg).fields
