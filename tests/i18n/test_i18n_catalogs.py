@@ -40,6 +40,17 @@ def test_every_shipped_language_has_every_key_filled_with_the_same_placeholders(
     assert problems(cat) == []
 
 
+def test_no_catalogue_file_repeats_a_key_json_would_silently_drop():
+    # json.loads keeps a repeated key's last text; a merge that doubles lines would hide one.
+    def no_repeats(pairs):
+        keys = [k for k, _ in pairs]
+        assert len(keys) == len(set(keys)), sorted({k for k in keys if keys.count(k) > 1})
+        return dict(pairs)
+
+    for path in catalog.DEFAULT_DIR.glob("*.json"):
+        json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=no_repeats)
+
+
 def test_the_checker_sees_a_missing_key_a_blank_text_and_a_lost_placeholder(tmp_path):
     en = json.loads((catalog.DEFAULT_DIR / "en.json").read_text(encoding="utf-8"))
     xx = json.loads(json.dumps(en))
