@@ -2,7 +2,8 @@
 
 The core decides what a caption says: which stage runs which action on which GPUs, which
 pipeline hand-offs are under way, who waits in the bubble, who is in the step's tail. The page
-only words it, from ``app/i18n_flow.py``'s templates, so both languages say the same facts.
+only words it, from the catalogues' ``flow`` templates (app/i18n/locales), so every language
+says the same facts.
 
 A caption is a list of clauses ``[key, arg, ...]``; the page fills template ``flowcap.<key>``
 with the args as ``{0}``, ``{1}``, ... A frame covers ``[t_k, t_k+1)``, so an action runs in it
