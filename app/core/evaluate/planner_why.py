@@ -26,29 +26,70 @@ NOTE_TEXT = {
 }
 
 
-def why_of(view: dict[str, Any], best: float, rank: int) -> dict[str, Any]:
-    """Why a row wins or loses, as numbers a page can word in any language."""
+def why_of(
+    view: dict[str, Any], best: float, rank: int, trust: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Why a row wins or loses, as numbers a page can word in any language. ``trust``: the
+    row's memory margin and what the published runs say of it (planner._row)."""
     br, step, mem = view["breakdown"], view["step_time_s"], view["memory"]
+    of_best = view["tokens_per_s"] / best
+    trust = trust or {}
     lead = "fastest" if rank == 0 else "of_best"
+    if rank > 0 and of_best > 1.0 and trust.get("tight"):
+        lead = "tight_faster"  # faster than the first row, but not by more than the band
     return {
         "lead": lead if mem["fits"] else "misfit",
-        "of_best": view["tokens_per_s"] / best,
+        "of_best": of_best,
         "bubble": view["bubble_fraction"],
         "tp_share": br["tp_s"] / step,
         "dp_share": br["dp_s"] / step,
         "memory": mem["peak_bytes"] / mem["capacity_bytes"],
         "notes": framework_notes(view["scenario"]["zero"], view["scenario"]["pp"]),
+        "schedule": view["scenario"]["schedule"],
+        "mfu": view["mfu"],
+        **trust,
     }
+
+
+LEAD_TEXT = {
+    "fastest": "fastest that fits",
+    "misfit": "does not fit in memory",
+    "tight_faster": "{x:.0%} of the first row's speed, ranked below it for memory headroom",
+}
+BEYOND_TEXT = {
+    "hardware": "no validated published run on this hardware",
+    "schedule": "no validated published run uses {schedule}",
+    "kind": "no validated published run of this kind (parallel axes, ZeRO-3) on this GPU",
+    "mfu": "MFU {mfu:.0%} is above the highest published on this GPU generation ({ceiling:.0%})",
+    "knob": "no validated published run has {knob} on",  # any other code names a knob
+}
+
+
+def trust_notes(why: dict[str, Any]) -> list[str]:
+    """The English notes of a row's memory margin and of its extrapolation."""
+    notes = []
+    if why.get("tight"):
+        notes.append(
+            f"tight: {why['margin_bytes'] / (1 << 30):.1f} GiB ({why['margin']:.1%}) of HBM "
+            f"free, under the {why['headroom']:.0%} headroom"
+        )
+    if why.get("extrapolated"):
+        words = {"schedule": why.get("schedule"), "mfu": why.get("mfu", 0.0),
+                 "ceiling": why.get("mfu_ceiling") or 0.0}  # fmt: skip
+        said = [
+            BEYOND_TEXT.get(code, BEYOND_TEXT["knob"]).format(**words, knob=code)
+            for code in why["extrapolated"]
+        ]
+        notes.append("extrapolated: " + ", ".join(said))
+    return notes
 
 
 def reason_text(why: dict[str, Any]) -> str:
     """The English sentence of a row's why."""
-    lead = {"fastest": "fastest that fits", "misfit": "does not fit in memory"}.get(
-        why["lead"], f"{why['of_best']:.0%} of the best"
-    )
+    lead = LEAD_TEXT.get(why["lead"], "{x:.0%} of the best").format(x=why["of_best"])
     text = (
         f"{lead}: bubble {why['bubble']:.0%}, TP comm {why['tp_share']:.0%}, "
         f"DP all-reduce {why['dp_share']:.0%}, memory {why['memory']:.0%} of HBM"
     )
     notes = [NOTE_TEXT[n["code"]].format(**n) for n in why.get("notes", ())]
-    return "; ".join([text, *notes])
+    return "; ".join([text, *trust_notes(why), *notes])
