@@ -4,30 +4,99 @@ The search costs about 0.8 ms per candidate, and a GPU count with many divisors 
 thousands (15,120 GPUs: 9,264, 7 s of CPU), so the pool is counted first (cheap) and more
 than ``settings.plan_max_candidates`` is a 422 on ``gpus``. The search runs on the thread
 pool under one of the app's heavy-request slots (app/api/limits.py).
+
+What the published runs say of each row (its error band, whether any validated run is like
+it) comes from the accuracy board, which the core's planner may not import
+(app.core.evaluate sits below app.core.fidelity): ``judge_of`` turns the board's rows into
+the planner's Judge here, in the web layer, which may import both.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Sequence
+from typing import Annotated, Any, Protocol
 
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.hardware import Registry, RegistryDep
 from app.api.limits import HeavyLimiter, heavy
+from app.core.cost import flops
 from app.core.evaluate.planner import candidates, plan
+from app.core.evaluate.planner_search import KNOB_FIELDS as KNOBS
+from app.core.evaluate.planner_trust import (
+    DEFAULT_HEADROOM,
+    ERROR_BAND,
+    MAX_HEADROOM,
+    Judge,
+    Shape,
+    Verdict,
+    unjudged,
+)
+from app.core.fidelity import bands, board
+from app.core.inputs.hardware import HARDWARE
 from app.core.inputs.presets import MODELS
 from app.core.inputs.scenario import ScenarioError
+from app.core.inputs.specs import custom_model
 
 
 class PlanQuery(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     model: str = Field("gpt3-175b", description="model preset")
     hardware: str = Field("a100-80g", description="hardware preset or loaded profile")
     gpus: int = Field(64, ge=1, le=16_384)
     global_batch: int = Field(512, ge=1, le=65_536, description="sequences per step")
     top: int = Field(10, ge=1, le=20)
+    headroom: float = Field(
+        DEFAULT_HEADROOM,
+        ge=0.0,
+        le=MAX_HEADROOM,
+        description="share of HBM a row must leave free not to be marked tight (0.05 = 5%)",
+    )
+
+
+class Board(Protocol):
+    """The accuracy board as app.state.fidelity holds it (app/api/fidelity.py)."""
+
+    def rows(self) -> list[board.Row]: ...
+
+
+def published_mfu(row: board.Row) -> float:
+    """A predicted board row's measured MFU: model FLOPs over its published step time and
+    the GPUs' peak (Chowdhery et al. 2022 App. B), as the planner's rows count theirs."""
+    s, run = board.scenario_of(row.run), row.run
+    model_f = flops.model_flops(custom_model(s), run.global_batch)
+    return model_f / (row.published_s * run.gpus * HARDWARE[s.hardware].peak_tflops * 1e12)
+
+
+def judge_of(rows: Sequence[board.Row]) -> Judge:
+    """The planner's Judge from the board's rows: the error band of a row's kind (its max
+    |error|: a tight row must stay faster whichever way the model errs), and what no predicted
+    published run validates: its hardware generation, its kind (bands.Kind: axes > 1 and
+    ZeRO-3), its schedule, a knob (SP, the overlaps) on that no run had on; with the highest
+    MFU published on its generation, which a row above is flagged for."""
+    predicted = [r for r in rows if not r.reason]
+    scenarios = [board.scenario_of(r.run) for r in predicted]
+    schedules = {s.schedule.value for s in scenarios}
+    kinds = {bands.row_kind(r) for r in predicted}
+    knobs = {k for s in scenarios for k in KNOBS if getattr(s, k)}
+    ceilings: dict[str | None, float] = {}
+    for r in predicted:
+        gen = bands.row_kind(r).generation
+        ceilings[gen] = max(ceilings.get(gen, 0.0), published_mfu(r))
+
+    def judge(shape: Shape) -> Verdict:
+        gen = bands.generation(shape.hardware)
+        kind = bands.Kind(gen, shape.tp > 1, shape.pp > 1, shape.dp > 1, shape.zero == 3)
+        found = bands.band(rows, kind)
+        why = ["hardware"] if gen is None else [] if kind in kinds else ["kind"]
+        why += [] if shape.schedule in schedules else ["schedule"]
+        why += [k for k in shape.knobs if k not in knobs]
+        band = (found["max_abs"], found["level"]) if found else (ERROR_BAND, "constant")
+        return Verdict(*band, tuple(why), ceilings.get(gen))
+
+    return judge
 
 
 router = APIRouter(tags=["plan"])
@@ -48,12 +117,18 @@ async def get_plan(
     limiter: Annotated[HeavyLimiter, Depends(heavy)],
 ) -> dict[str, Any]:
     bound = request.app.state.settings.plan_max_candidates
-    return await limiter.run(run_plan, q, registry, bound)
+    return await limiter.run(run_plan, q, registry, bound, request.app.state.fidelity)
 
 
-def run_plan(q: PlanQuery, registry: Registry, max_candidates: int | None = None) -> dict[str, Any]:
+def run_plan(
+    q: PlanQuery,
+    registry: Registry,
+    max_candidates: int | None = None,
+    fidelity: Board | None = None,
+) -> dict[str, Any]:
     """The plan for a validated query; names checked against the app's hardware registry,
-    and the candidate pool against ``max_candidates`` (None: unbounded)."""
+    and the candidate pool against ``max_candidates`` (None: unbounded). ``fidelity``: the
+    accuracy board rows are judged by (None: not judged, the constant error band)."""
     if q.model not in MODELS:
         raise ScenarioError(
             "model", f"unknown model preset {q.model!r}; one of: {', '.join(MODELS)}"
@@ -71,4 +146,6 @@ def run_plan(q: PlanQuery, registry: Registry, max_candidates: int | None = None
                 f"to search, more than this server's bound of {max_candidates}; "
                 "choose a GPU count with fewer divisors or a smaller batch",
             )
-    return plan(q.model, q.hardware, q.gpus, q.global_batch, q.top, registry)
+    judge = unjudged if fidelity is None else judge_of(fidelity.rows())
+    result = plan(q.model, q.hardware, q.gpus, q.global_batch, q.top, registry, q.headroom, judge)
+    return {**result, "judged": fidelity is not None}

@@ -19,7 +19,7 @@ from app import i18n
 from app.api.hardware import Registry, RegistryDep
 from app.api.limits import heavy
 from app.api.page_data import errors_by_field, respond
-from app.api.plan import PlanQuery, run_plan
+from app.api.plan import KNOBS, Board, PlanQuery, run_plan
 from app.core.inputs.presets import MODELS
 from app.core.inputs.scenario import ScenarioError
 from app.i18n.lang import Lang
@@ -35,6 +35,8 @@ class PlanView(BaseModel):
 
 
 PLACED = frozenset(PlanQuery.model_fields) | frozenset(PlanView.model_fields)
+GIB = 1 << 30
+BEYOND = ("hardware", "kind", "schedule", "mfu")  # any other code names a knob
 
 
 def reason_in(why: dict[str, Any], t) -> str:
@@ -46,7 +48,35 @@ def reason_in(why: dict[str, Any], t) -> str:
     for key, value in parts.items():
         out = out.replace("{" + key + "}", value if isinstance(value, str) else f"{value:.0%}")
     notes = [_note(n, t) for n in why.get("notes", ())]
-    return "; ".join([out, *notes])
+    return "; ".join([out, *trust_in(why, t), *notes])
+
+
+def _fill(text: str, values: dict[str, str]) -> str:
+    for key, value in values.items():
+        text = text.replace("{" + key + "}", value)
+    return text
+
+
+def free_in(why: dict[str, Any]) -> dict[str, str]:
+    """A tight row's free memory and the headroom, as the page prints them."""
+    return {"free": f"{why['margin_bytes'] / GIB:.1f} GiB", "pct": f"{why['margin']:.1%}",
+            "headroom": f"{why['headroom']:.0%}"}  # fmt: skip
+
+
+def trust_in(why: dict[str, Any], t) -> list[str]:
+    """A row's memory margin and extrapolation notes in the page's language."""
+    notes = [_fill(t("plan.tight.note"), free_in(why))] if why.get("tight") else []
+    if why.get("extrapolated"):
+        words = {"schedule": str(why.get("schedule")), "mfu": f"{why.get('mfu', 0.0):.0%}",
+                 "ceiling": f"{why.get('mfu_ceiling') or 0.0:.0%}"}  # fmt: skip
+        said = [
+            _fill(t(f"plan.beyond.{code}"), words)
+            if code in BEYOND
+            else _fill(t("plan.beyond.knob"), {"knob": t(f"plan.knob.{code}")})
+            for code in why["extrapolated"]
+        ]
+        notes.append(t("plan.beyond.lead").replace("{list}", " · ".join(said)))
+    return notes
 
 
 def _note(note: dict[str, Any], t) -> str:
@@ -61,6 +91,7 @@ def build_plan(
     registry: Registry,
     max_candidates: int | None = None,
     catalog: i18n.Catalog | None = None,
+    fidelity: Board | None = None,
 ) -> dict[str, Any]:
     catalog = catalog or i18n.default()  # its languages are the ones lang may name
     lang = params.get("lang", "en")
@@ -74,7 +105,7 @@ def build_plan(
     result = None
     try:
         query = PlanQuery.model_validate({k: v for k, v in params.items() if k != "lang"})
-        result = run_plan(query, registry, max_candidates)
+        result = run_plan(query, registry, max_candidates, fidelity)
     except ValidationError as exc:
         errors.update(errors_by_field(exc, lang, catalog))
     except ScenarioError as exc:
@@ -103,7 +134,8 @@ def make_router() -> APIRouter:
         params = dict(request.query_params)
         bound = request.app.state.settings.plan_max_candidates
         catalog = request.app.state.i18n
-        data = await heavy(request).run(build_plan, params, registry, bound, catalog)
+        board = request.app.state.fidelity  # rows judged against the published runs
+        data = await heavy(request).run(build_plan, params, registry, bound, catalog, board)
         lang, errors = data["state"]["lang"], data["errors"]
         t = catalog.translator(lang)
         return respond(
@@ -115,6 +147,8 @@ def make_router() -> APIRouter:
             plan=data["plan"],
             links=lambda row: _links(row, lang),
             reason=lambda why: reason_in(why, t),
+            free=free_in,
+            knobs=KNOBS,
             query=urlencode({"lang": lang} if lang != "en" else {}),
             scenario_query="",
         )  # fmt: skip
