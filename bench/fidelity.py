@@ -1,9 +1,11 @@
 """The cost model against published measured runs, side by side in one run: this model, the
 previous one (its code at a git revision, run in a subprocess) and a flat 50%-of-peak
-estimate. `--fit` searches each hardware profile's GEMM ceiling and reports it in-sample and
-leave-one-source-out, which is how the constants in app/core/inputs/hardware.py were chosen.
+estimate. `--fit` searches each generation's GEMM ceiling and reports it in-sample and
+leave-one-source-out (app/core/fidelity/fit.py, the same code the accuracy board's held-out
+figures come from), which is how the constants in app/core/inputs/hardware.py were chosen;
+`--brute` also prices every row at every ceiling of the grid and checks the fit's bounds.
 
-    python bench/fidelity.py [--previous REV] [--fit] [--rows]
+    python bench/fidelity.py [--previous REV] [--fit [--brute]] [--rows]
 """
 
 from __future__ import annotations
@@ -14,17 +16,16 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 from collections import defaultdict
-from dataclasses import replace
 from io import BytesIO
 from pathlib import Path
-from types import MappingProxyType
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.core.fidelity import board as fidelity  # noqa: E402
-from app.core.inputs import hardware  # noqa: E402
+from app.core.fidelity import fit as core_fit  # noqa: E402
 
 # Run inside the previous revision's tree: its Scenario knows fewer fields, and a custom
 # shape there is a preset with overrides (GPT-3 for GeLU models, Llama 3 for SwiGLU ones).
@@ -123,53 +124,79 @@ def report(rev: str, show_rows: bool) -> None:
                   f"old {prev} base {r.baseline_s:.2f}")  # fmt: skip
 
 
-def with_gemm_ceiling(name: str, ceiling: float) -> MappingProxyType:
-    """The presets with one profile's GEMM ceiling swapped in, for a search."""
-    table = dict(hardware.HARDWARE)
-    hw = table[name]
-    table[name] = replace(hw, efficiency=replace(hw.efficiency, gemm_max_fraction=ceiling))
-    return MappingProxyType(table)
+def fit(brute: bool) -> None:
+    """Per generation, the ceiling picked on every row (in-sample) and with each source held
+    out in turn (its rows predicted at the ceiling picked on the others), as fit.py computes
+    them for the board; with ``brute``, every row priced at every ceiling to check them."""
+    t0 = time.process_time()
+    f = core_fit.fitted(in_sample=True)
+    took = time.process_time() - t0
+    idx = sorted(f.curves)
+    for gen, best in sorted(f.in_sample.items()):
+        mine = [i for i in idx if f.group(i) == gen]
+        rows = [f.rows[i] for i in mine]
+        sources = sorted({fidelity.source_family(r.run) for r in rows})
+        preset = {r.run.hardware: f.registry[r.hardware].efficiency.gemm_max_fraction for r in rows}
+        at_best = [(f.value(i, best) - f.rows[i].published_s) / f.rows[i].published_s for i in mine]
+        held = [r.held_out_error for r in rows if r.held_out_error is not None]
+        print(f"{gen} (preset {sorted(set(preset.values()))}, {len(sources)} sources): ceiling "
+              f"{best} -> in-sample {line('', at_best)} held-out {line('', held)}")  # fmt: skip
+        for src in sources:
+            c, pool = f.held_out[(gen, src)]
+            errs = [r.held_out_error for r in rows if fidelity.source_family(r.run) == src]
+            on = "its generation's other sources" if pool == "generation" else "every other source"
+            print(f"  {src}: held out at {c} (fitted on {on}) {line('', errs)}")
+    every = [r for r in f.rows if r.held_out_error is not None]
+    print(
+        f"all: in-sample {line('', [r.error for r in every])} "
+        f"held-out {line('', [r.held_out_error for r in every])}"
+    )
+    print(
+        f"fit: {took:.1f} s of CPU, {sum(len(f.curves[i].points) for i in idx)} pricings "
+        f"for {len(idx)} rows x {len(f.grid)} ceilings"
+    )
+    if brute:
+        check_brute(f)
 
 
-def pick_ceiling(grid: list[float], errors: dict[float, list[float]]) -> float:
-    """The issue's two targets as the criterion: the least median |error| among the ceilings
-    whose max |error| is within 15%; if none is, the least max."""
-    stats = {c: fidelity.summary(errors[c]) for c in grid}
-    ok = [c for c in grid if stats[c]["max_abs"] is not None and stats[c]["max_abs"] <= 0.15]
-    if ok:
-        return min(ok, key=lambda c: stats[c]["median_abs"])
-    return min(grid, key=lambda c: stats[c]["max_abs"] or 0.0)
+def check_brute(f: core_fit.Fitted) -> None:
+    """Every row at every ceiling: the fit's bounds hold, its known values and picks agree."""
+    idx, grid = sorted(f.curves), f.grid
+    table: dict[int, dict[float, float]] = {}
+    worst = 0.0
+    for i in idx:
+        pricer = fidelity.priced(f.rows[i].run, f.registry)[1]
+        table[i] = {c: pricer.at(c) for c in grid}
+        for c, v in table[i].items():
+            lo, hi = f.curves[i].bounds(c)
+            assert lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9), (f.rows[i].run.id, c, lo, v, hi)
+            if lo == hi:
+                worst = max(worst, abs(hi - v) / v)
 
+    def errors(on: list[int]) -> dict[float, list[float]]:
+        return {c: [(table[j][c] - f.rows[j].published_s) / f.rows[j].published_s for j in on]
+                for c in grid}  # fmt: skip
 
-def fit() -> None:
-    """Per profile, pick_ceiling in-sample and with each source held out in turn (its rows
-    predicted by the ceiling picked on the others); n/a where one source is all there is."""
-    grid = [round(0.55 + 0.01 * i, 2) for i in range(36)]
-    for name in sorted({r.hardware for r in fidelity.rows() if not r.reason}):
-        errors = {}
-        for c in grid:
-            errors[c] = [(fidelity.source_family(r.run), r.error)
-                         for r in fidelity.rows(with_gemm_ceiling(name, c))
-                         if not r.reason and r.hardware == name]  # fmt: skip
-        best = pick_ceiling(grid, {c: [e for _, e in errors[c]] for c in grid})
-        sources = sorted({s for s, _ in errors[best]})
-        held = []
-        for src in sources if len(sources) > 1 else ():
-            others = {c: [e for s, e in errors[c] if s != src] for c in grid}
-            held += [e for s, e in errors[pick_ceiling(grid, others)] if s == src]
-        now = hardware.HARDWARE[name].efficiency.gemm_max_fraction
-        out = line("", held) if held else "n/a (one source)"
-        print(f"{name} (preset {now}, {len(sources)} sources): ceiling {best} -> in-sample "
-              f"{line('', [e for _, e in errors[best]])} held-out {out}")  # fmt: skip
+    family = {i: fidelity.source_family(f.rows[i].run) for i in idx}
+    for (gen, src), (c, pool) in f.held_out.items():
+        on = [i for i in idx if family[i] != src and (pool == "all" or f.group(i) == gen)]
+        assert core_fit.pick_ceiling(errors(on), grid) == c, (gen, src)
+    for gen, c in f.in_sample.items():
+        assert core_fit.pick_ceiling(errors([i for i in idx if f.group(i) == gen]), grid) == c
+    print(
+        f"brute force: {len(idx)} rows x {len(grid)} ceilings agree with the fit's bounds and "
+        f"picks; known values within {worst:.1e} (relative)"
+    )
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--previous", default=None, help="git revision of the previous model")
     ap.add_argument("--fit", action="store_true")
+    ap.add_argument("--brute", action="store_true", help="with --fit: check it on every ceiling")
     ap.add_argument("--rows", action="store_true")
     args = ap.parse_args()
     if args.fit:
-        fit()
+        fit(args.brute)
     else:
         report(args.previous or previous_rev(), args.rows)

@@ -10,15 +10,19 @@ interleave depth, hardware without a profile) are kept and say why they are left
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
-from app.core.cost import flops
-from app.core.evaluate import Registry, evaluate
+from app.core.cost import flops, predict
+from app.core.evaluate import Registry, prepare
 from app.core.fidelity.published_runs import RUNS, PublishedRun
-from app.core.inputs.hardware import HARDWARE
+from app.core.inputs import specs
+from app.core.inputs.hardware import HARDWARE, HardwareSpec
 from app.core.inputs.scenario import Scenario, ScenarioError
 from app.core.inputs.specs import custom_model
+from app.core.schedules import pipeline
 
 # Per source, what it does not restate in the row: (flash attention, overlapped grad sync,
 # recompute when unknown). Megatron 2021/2022 predate FlashAttention (Dao et al. 2022) and
@@ -124,6 +128,11 @@ class Row:
     baseline_s: float | None = None
     query: dict[str, str] | None = None
     hardware: str = ""
+    # Predicted with the GEMM ceiling fitted without this row's source (fit.py); None until
+    # fit.fit fills it, or when no other source is left to fit on.
+    held_out_s: float | None = None
+    held_out_ceiling: float | None = None
+    held_out_pool: str | None = None  # "generation" or "all" (fit.py: what it was fitted on)
 
     @property
     def error(self) -> float | None:
@@ -133,32 +142,69 @@ class Row:
     def baseline_error(self) -> float | None:
         return None if self.reason else (self.baseline_s - self.published_s) / self.published_s
 
+    @property
+    def held_out_error(self) -> float | None:
+        if self.reason or self.held_out_s is None:
+            return None
+        return (self.held_out_s - self.published_s) / self.published_s
 
-def row(run: PublishedRun, registry: Registry = HARDWARE) -> Row:
-    """One run predicted with ``registry``'s profiles (bench/fidelity.py --fit swaps one)."""
+
+def with_gemm_ceiling(registry: Registry, name: str, ceiling: float) -> Mapping[str, HardwareSpec]:
+    """``registry`` with one profile's GEMM ceiling swapped in (the fit's search variable)."""
+    table = dict(registry)
+    hw = table[name]
+    table[name] = replace(hw, efficiency=replace(hw.efficiency, gemm_max_fraction=ceiling))
+    return MappingProxyType(table)
+
+
+class Pricer:
+    """One scenario prepared once (checked, laid out, scheduled, placed) and priced at any GEMM
+    ceiling of its hardware: what the fit asks of a row many times, without rebuilding its
+    actions (evaluate's _staged, whose cost stage is predict.price, minus the views)."""
+
+    def __init__(self, s: Scenario, registry: Registry = HARDWARE) -> None:
+        layout, actions, cost = prepare(s, registry)  # raises ScenarioError as evaluate does
+        self.step_s: float = cost.sections["step_time_s"]
+        self.ceiling = specs.hardware_of(s, registry).efficiency.gemm_max_fraction
+        self._s, self._registry, self._layout, self._actions = s, registry, layout, actions
+        self._model, self._training = specs.model_of(s), specs.training_of(s)
+        self._pipe = pipeline.plan(
+            s.schedule, s.pp, s.virtual_stages, self._model.layers, s.layer_split
+        )
+
+    def at(self, ceiling: float) -> float:
+        """The step time with the hardware's GEMM ceiling at ``ceiling``."""
+        registry = with_gemm_ceiling(self._registry, self._s.hardware, ceiling)
+        hw = specs.hardware_of(self._s, registry)
+        return predict.price(
+            self._s, self._model, hw, self._training, self._layout, self._pipe, self._actions
+        ).step_s
+
+
+def priced(run: PublishedRun, registry: Registry = HARDWARE) -> tuple[Row, Pricer | None]:
+    """One run predicted with ``registry``'s profiles, and its Pricer (None when left out)."""
     reason = left_out(run)
     if reason:
-        return Row(run, reason)
+        return Row(run, reason), None
     s = scenario_of(run)
     try:
-        view = evaluate(s, registry)
+        pricer = Pricer(s, registry)
     except ScenarioError as exc:
-        return Row(run, f"not expressible: {exc}")
+        return Row(run, f"not expressible: {exc}"), None
     hw = registry[s.hardware]
     model_f = flops.model_flops(custom_model(s), run.global_batch)
     baseline = model_f / (run.gpus * hw.peak_tflops * 1e12 * BASELINE_MFU)
-    return Row(
-        run,
-        "",
-        published_step_s(run, s, registry),
-        view["step_time_s"],
-        baseline,
-        s.query(),
-        s.hardware,
-    )
+    published = published_step_s(run, s, registry)
+    return Row(run, "", published, pricer.step_s, baseline, s.query(), s.hardware), pricer
+
+
+def row(run: PublishedRun, registry: Registry = HARDWARE) -> Row:
+    """One run predicted with ``registry``'s profiles (a test or a search may swap one)."""
+    return priced(run, registry)[0]
 
 
 def rows(registry: Registry = HARDWARE) -> list[Row]:
+    """Every run predicted in-sample (the shipped constants); fit.board_rows adds held-out."""
     return [row(r, registry) for r in RUNS]
 
 
