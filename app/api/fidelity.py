@@ -2,11 +2,13 @@
 scenario's view carries beside its predicted step time.
 
 The board is every published measured run (app/core/fidelity/published_runs.py) predicted by
-the cost model (app/core/fidelity/board.py: ~2 s of evaluate calls). It is a pure function of
-the code, so it is computed once per app, on first use, by whichever request needs it first
-(the others wait for that result), and kept on ``app.state.fidelity``. The band is attached in
-the web layer, inside the scenario cache's evaluator, so the cached bytes, the pages and
-/api/scenario carry the same band; the core's evaluate stays unchanged.
+the cost model in-sample and held out (app/core/fidelity/fit.py: board_rows, about as long as
+one evaluate call per row). It is a pure function of the code, so it is computed once per
+app, on first use, by whichever request needs it first (the others wait for that result), and
+kept on ``app.state.fidelity``. The band (app/core/fidelity/bands.py: held-out rows of the
+scenario's kind only) is attached in the web layer, inside the scenario cache's evaluator, so
+the cached bytes, the pages and /api/scenario carry the same band; the core's evaluate stays
+unchanged.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app import i18n
 from app.api.page_data import errors_by_field, respond
-from app.core.fidelity import bands
+from app.core.fidelity import bands, fit
 from app.core.fidelity import board as fidelity_board
 from app.core.inputs.scenario import Scenario
 from app.core.support.gc_pause import gc_paused
@@ -36,13 +38,12 @@ Evaluator = Callable[[Scenario], dict[str, Any]]
 class FidelityBoard:
     """The published runs against the model: computed once, on first use, thread-safe.
 
-    ``compute`` is fidelity_board.rows unless a test counts calls. The lock is held while computing,
-    so concurrent first requests wait for the one computation instead of repeating it.
+    ``compute`` is fit.board_rows (in-sample and held out) unless a test counts calls. The lock
+    is held while computing, so concurrent first requests wait for the one computation instead
+    of repeating it.
     """
 
-    def __init__(
-        self, compute: Callable[[], list[fidelity_board.Row]] = fidelity_board.rows
-    ) -> None:
+    def __init__(self, compute: Callable[[], list[fidelity_board.Row]] = fit.board_rows) -> None:
         self._compute = compute
         self._lock = threading.Lock()
         self._rows: list[fidelity_board.Row] | None = None
@@ -51,8 +52,8 @@ class FidelityBoard:
     def rows(self) -> list[fidelity_board.Row]:
         with self._lock:
             if self._rows is None:
-                # ~2 s of acyclic allocation: with the collector on, each full collection of
-                # that heap held the GIL ~60 ms, stalling every other request meanwhile.
+                # Seconds of acyclic allocation: with the collector on, each full collection
+                # of that heap held the GIL ~60 ms, stalling every other request meanwhile.
                 self._rows = gc_paused(self._compute)()
             return self._rows
 
@@ -64,8 +65,9 @@ class FidelityBoard:
                 self._report = bands.report(rows)
             return self._report
 
-    def band(self, scenario: Scenario) -> dict[str, Any]:
-        return bands.band_for(self.rows(), scenario)
+    def band(self, scenario: Scenario, fits: bool = True) -> dict[str, Any]:
+        """The scenario's error band; ``fits``: whether it fits in memory (none when not)."""
+        return bands.band_for(self.rows(), scenario, fits)
 
 
 def banded(state: Any, run: Evaluator) -> Evaluator:
@@ -75,7 +77,7 @@ def banded(state: Any, run: Evaluator) -> Evaluator:
     def evaluate_with_band(scenario: Scenario) -> dict[str, Any]:
         view = run(scenario)
         if "step_time_s" in view:
-            view["error_band"] = state.fidelity.band(scenario)
+            view["error_band"] = state.fidelity.band(scenario, view["memory"]["fits"])
         return view
 
     return evaluate_with_band
@@ -86,7 +88,8 @@ def with_compare_bands(result: dict[str, Any], board: FidelityBoard) -> dict[str
     the members itself, outside the scenario cache)."""
     for m in result["members"]:
         if m["valid"]:
-            m["error_band"] = board.band(Scenario.model_validate(m["query"]))
+            fits = m["summary"]["fits"]
+            m["error_band"] = board.band(Scenario.model_validate(m["query"]), fits)
     return result
 
 
@@ -101,26 +104,45 @@ class Summary(BaseModel):
 
 
 class ModelAndBaseline(BaseModel):
-    model: Summary
+    model: Summary  # in-sample: the shipped constants, chosen on these rows
+    held_out: Summary  # each row at the ceiling fitted without its source
     baseline: Summary
+
+
+class HeldOutFit(BaseModel):
+    hardware: str
+    ceiling: float
+    pool: Literal["generation", "all"]
 
 
 class SourceSummary(ModelAndBaseline):
     family: str
+    held_out_fits: list[HeldOutFit]
 
 
 class Kind(BaseModel):
     generation: str | None
+    schedule: str
     tp: bool
     pp: bool
     dp: bool
     zero3: bool
+    sp: bool
 
 
 class Band(Summary):
-    level: Literal["kind", "generation", "all"]
     kind: Kind
+    validated: bool
+    sources: list[str]
+    ids: list[str]
     hardware: list[str]
+    in_sample: Summary
+
+
+class Fit(BaseModel):
+    grid: list[float]
+    limit: float
+    presets: dict[str, float]
 
 
 class LeftOut(BaseModel):
@@ -130,6 +152,7 @@ class LeftOut(BaseModel):
 
 
 class FidelityRow(BaseModel):
+    id: str
     source: str
     url: str
     family: str
@@ -155,10 +178,14 @@ class FidelityRow(BaseModel):
     baseline_s: float | None
     error: float | None
     baseline_error: float | None
+    held_out_s: float | None
+    held_out_error: float | None
+    held_out_ceiling: float | None
+    held_out_pool: Literal["generation", "all"] | None
     reason: str
     reason_code: str | None
     query: dict[str, str] | None
-    kind: Kind
+    kind: Kind | None
     verified: bool
 
 
@@ -167,6 +194,7 @@ class FidelityReport(BaseModel):
     predicted: int
     baseline_mfu: float
     min_band_rows: int
+    fit: Fit
     summary: ModelAndBaseline
     sources: list[SourceSummary]
     kinds: list[Band]
@@ -178,9 +206,14 @@ DESCRIPTION = (
     "Every published, measured training run in the validation set as the scenario its source "
     "describes (`query`: open it with `/?` + the query), predicted with one set of constants "
     "per hardware generation, beside the flat 50%-of-peak baseline. `error` is (predicted - "
-    "published) / published; a row the model cannot express has `reason` instead. `summary` "
-    "and `sources` give median and max |error| and the rows within 10%; `kinds` the error "
-    "band a scenario of each kind shows beside its step time."
+    "published) / published with the shipped constants (in-sample: they were fitted on these "
+    "rows); `held_out_error` the same with the GEMM ceiling fitted without the row's source "
+    "(`held_out_ceiling`, fitted on its generation's other sources, or on every other source "
+    "when `held_out_pool` is `all`). A row the model cannot express has `reason` instead. "
+    "`summary` and `sources` give median and max |error| and the rows within 10%, in-sample "
+    "(`model`) and held out; `kinds` the held-out error band of each kind of configuration "
+    "(generation, schedule, axes above 1, ZeRO-3, SP), `validated` with at least "
+    "`min_band_rows` rows."
 )
 
 # --- the page ---------------------------------------------------------------------------------
@@ -193,10 +226,11 @@ SORTS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "published": lambda r: r["published_s"],
     "predicted": lambda r: r["predicted_s"],
     "error": lambda r: abs(r["error"]),
+    "held_out_error": lambda r: abs(r["held_out_error"] or 0.0),
     "baseline_error": lambda r: abs(r["baseline_error"]),
 }
 SortKey = Literal["source", "model", "hardware", "gpus", "published", "predicted", "error",
-                  "baseline_error"]  # fmt: skip
+                  "held_out_error", "baseline_error"]  # fmt: skip
 
 
 class FidelityView(BaseModel):

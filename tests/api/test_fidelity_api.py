@@ -18,14 +18,15 @@ from app import i18n
 from app.api.fidelity import FidelityBoard
 from app.core.fidelity import bands as fidelity_bands
 from app.core.fidelity import board as fidelity
+from app.core.fidelity import fit
 from app.core.inputs.scenario import Scenario
 from app.main import create_app
 
 
 @pytest.fixture(scope="module")
 def core_rows():
-    """The core's own rows, computed here, apart from any app's board."""
-    return fidelity.rows()
+    """The core's own rows (in-sample and held out), computed here, apart from any app's board."""
+    return fit.board_rows()
 
 
 @pytest.fixture
@@ -37,6 +38,8 @@ def test_the_summary_is_the_cores(board, core_rows):
     predicted = [r for r in core_rows if not r.reason]
     assert board["summary"]["model"] == fidelity.summary([r.error for r in predicted])
     assert board["summary"]["baseline"] == fidelity.summary([r.baseline_error for r in predicted])
+    held = fidelity.summary([r.held_out_error for r in predicted])
+    assert board["summary"]["held_out"] == held and held["rows"] == len(predicted)
     assert (board["runs"], board["predicted"]) == (len(core_rows), len(predicted))
     families = {fidelity.source_family(r.run) for r in predicted}
     assert [s["family"] for s in board["sources"]] == sorted(families)
@@ -44,6 +47,7 @@ def test_the_summary_is_the_cores(board, core_rows):
         mine = [r for r in predicted if fidelity.source_family(r.run) == src["family"]]
         assert src["model"] == fidelity.summary([r.error for r in mine])
         assert src["baseline"] == fidelity.summary([r.baseline_error for r in mine])
+        assert src["held_out"] == fidelity.summary([r.held_out_error for r in mine])
     assert sum(x["rows"] for x in board["left_out"]) == len(core_rows) - len(predicted)
 
 
@@ -115,7 +119,7 @@ def test_the_openapi_document_describes_it(client):
 def test_the_scenario_api_and_the_pages_carry_the_cores_band(client, core_rows):
     query = {"hardware": "a100-80g", "dp": "4", "tp": "2", "pp": "2"}
     expected = fidelity_bands.band_for(core_rows, Scenario.model_validate(query))
-    assert expected["validated"] and expected["level"] == "kind"
+    assert expected["validated"] and expected["held_out"] and expected["rows"] >= 3
     assert client.get("/api/scenario", params=query).json()["error_band"] == expected
     for path in ("/", "/flow"):
         assert page_data(client.get(f"{path}?{urlencode(query)}").text)["model"]["error_band"] == (
@@ -134,8 +138,9 @@ def test_each_compared_scenario_carries_its_band(client, core_rows):
         "/api/compare?s=hardware%3Da100-80g%26tp%3D1%26pp%3D1&s=hardware%3Db200"
     ).json()
     a100, b200 = body["members"]
+    assert a100["summary"]["fits"] is False  # 8B on two A100s, unsharded: no band
     assert a100["error_band"] == fidelity_bands.band_for(
-        core_rows, Scenario(hardware="a100-80g", tp=1, pp=1)
+        core_rows, Scenario(hardware="a100-80g", tp=1, pp=1), fits=False
     )
     assert b200["error_band"]["validated"] is False
     page = page_data(client.get("/compare?preset=factory&hardware=a100-80g").text)
@@ -157,8 +162,13 @@ def test_the_page_shows_the_summary_the_sources_and_every_row(client, board, lan
     t = i18n.strings(lang)
     for key in ("fid.title", "fid.card.median", "fid.sources.title", "fid.left.title"):
         assert t[key] in page.text, key
-    median = "{:.1%}".format(board["summary"]["model"]["median_abs"])
-    assert re.search(rf'id="card-median".*?class="big">{re.escape(median)}<', page.text, re.S)
+    # The headline is held out; the in-sample figure stands beside it.
+    held, in_sample = (
+        "{:.1%}".format(board["summary"][k]["median_abs"]) for k in ("held_out", "model")
+    )
+    card = re.search(r'id="card-median".*?</div>', page.text, re.S).group(0)
+    assert re.search(rf'class="big" data-figure="held-out">{re.escape(held)}<', card)
+    assert t["fid.in_sample_is"].replace("{v}", in_sample) in card
     assert len(rows_of(page.text, "sources-table")) == len(board["sources"])
     assert len(rows_of(page.text, "rows-table")) == board["predicted"]
     assert len(rows_of(page.text, "left-table")) == board["runs"] - board["predicted"]

@@ -40,18 +40,36 @@ def test_a_rows_link_opens_the_scenario_whose_step_time_it_shows(page, base_url)
     assert page.locator("#card-perf .band b.pm").is_visible()
 
 
+def fill(text: str, **vars) -> str:
+    for k, v in vars.items():
+        text = text.replace("{" + k + "}", str(v))
+    return text
+
+
+def pct(x: float) -> str:
+    return f"{x * 100:.1f}%"
+
+
+def sources(t, n: int) -> str:
+    return fill(t["band.sources.one" if n == 1 else "band.sources.many"], k=n)
+
+
+VALIDATED = "hardware=a100-80g&dp=4&tp=2&pp=2"  # A100 1F1B TP·PP·DP: Narayanan's 8 rows
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_overview_flow_and_compare_show_the_band(page, base_url, lang):
     t = i18n.strings(lang)
-    band = api(base_url, "/api/scenario", "")["error_band"]
-    pm = f"± {band['median_abs'] * 100:.1f}%"
-    open_view(page, f"{base_url}/?lang={lang}", "overview")
+    band = api(base_url, "/api/scenario", VALIDATED)["error_band"]
+    assert band["validated"] and band["held_out"] and band["same_hardware"]
+    pm = f"± {pct(band['median_abs'])}"
+    open_view(page, f"{base_url}/?{VALIDATED}&lang={lang}", "overview")
     text = page.locator("#card-perf .band").inner_text()
     assert text.startswith(pm) and t["band.link"] in text
-    assert band["level"] == "kind" and band["same_hardware"]
-    words = t["band.kind"].replace("{n}", str(band["rows"]))
-    assert words.replace("{max}", f"{band['max_abs'] * 100:.1f}%") in text
-    open_view(page, f"{base_url}/flow?lang={lang}", "flow")
+    words = fill(t["band.held_out"], n=band["rows"], sources=sources(t, len(band["sources"])),
+                 max=pct(band["max_abs"]))  # fmt: skip
+    assert f"({words})" in text
+    open_view(page, f"{base_url}/flow?{VALIDATED}&lang={lang}", "flow")
     assert page.locator("#flow-step .band b.pm").inner_text() == pm
     open_view(page, f"{base_url}/compare?lang={lang}", "compare")
     assert page.locator(".cmp-col .band").count() == page.locator(".cmp-col").count()

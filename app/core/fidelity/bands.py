@@ -1,12 +1,17 @@
-"""The accuracy board: the published runs as records with their summaries, and the model's
-error band for a kind of configuration, the one every page shows beside a predicted step time.
+"""The error band beside every predicted step time, drawn only from held-out rows of the
+scenario's kind of configuration.
 
-A kind is what moves the error most across the validation set (app/core/fidelity/board.py): the
-hardware generation (one set of cost-model constants each), which parallel axes are in use
-(TP > 1, PP > 1, DP > 1) and whether data parallelism shards the model (ZeRO-3 / FSDP, the
-rows the model is furthest from). A band is the median and max |error| of the predicted rows
-of the scenario's kind; with fewer than ``MIN_ROWS`` of them, of its whole generation, then of
-every row. Hardware of a generation with no predicted row is not validated, and says so.
+A row counts in a band with its *held-out* error (fit.py: its error when the GEMM ceiling is
+fitted without its source), never the in-sample one the constants were chosen on. A kind
+(kinds.kind_of: generation, schedule, axes above 1, ZeRO-3, SP) is *validated* when at least
+``MIN_ROWS`` held-out rows are of it; its band is their median and max |error|, with how
+many rows and from which sources. Any other kind is not validated, and its band names the
+nearest validated kind (``nearest``: the fewest key fields different, then the most rows) and
+that kind's held-out error, with the fields it differs in.
+
+No band at all, whatever the kind: a forward-only schedule (naive: no measured training
+step is like it), a scenario that does not fit in memory (nothing was measured that ran out
+of it), hardware the cost model has no fitted constants for, or speed figures overridden.
 
 Pure: the rows come in as an argument, so the web layer computes them once per app.
 """
@@ -14,18 +19,27 @@ Pure: the rows come in as an argument, so the web layer computes them once per a
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import astuple
+from functools import lru_cache
 from typing import Any
 
-from app.core.fidelity.board import BASELINE_MFU, HARDWARE_ALIASES, Row, source_family, summary
-from app.core.inputs.hardware import AMPERE, HARDWARE, HOPPER
+from app.core.fidelity import legacy_bands
+from app.core.fidelity.board import BASELINE_MFU, Row, scenario_of, source_family, summary
+from app.core.fidelity.fit import GRID, LIMIT
+from app.core.fidelity.kinds import GENERATIONS, ConfigKind, as_json, differences, kind_of
+from app.core.fidelity.published_runs import PublishedRun
 from app.core.inputs.scenario import Scenario
+from app.core.schedules import FORWARD_ONLY
 
-# The generations the cost model has constants for, by the constants themselves: a preset
-# added with AMPERE's or HOPPER's efficiency is that generation without another table.
-GENERATIONS = {"ampere": AMPERE, "hopper": HOPPER}
-MIN_ROWS = 3  # fewer rows than this say too little about a kind: fall back to a wider set
+# The in-sample band by the earlier five-field kind, which app/api/plan.py still reads.
+Kind, row_kind, band, generation = (
+    legacy_bands.Kind,
+    legacy_bands.row_kind,
+    legacy_bands.band,
+    legacy_bands.generation,
+)
+MIN_ROWS = 3  # fewer held-out rows than this say too little about a kind to validate it
 # Overrides that change the time a scenario takes: its hardware is no longer the preset's.
 SPEED_OVERRIDES = ("peak_tflops", "intra_gbps", "inter_gbps")
 # The core's reasons for leaving a row out, as codes the page translates (prefix match).
@@ -39,62 +53,75 @@ REASON_CODES = {
 }
 
 
-@dataclass(frozen=True)
-class Kind:
-    generation: str | None  # None: hardware the cost model has no fitted constants for
-    tp: bool
-    pp: bool
-    dp: bool
-    zero3: bool
+@lru_cache(maxsize=1024)
+def run_kind(run: PublishedRun) -> ConfigKind:
+    """A published row's kind: the kind of the scenario it is predicted as."""
+    return kind_of(scenario_of(run))
 
 
-def generation(hardware: str) -> str | None:
-    """The generation whose constants a hardware preset uses, or None."""
-    spec = HARDWARE.get(HARDWARE_ALIASES.get(hardware, hardware))
-    if spec is None:
-        return None
-    return next((g for g, eff in GENERATIONS.items() if spec.efficiency == eff), None)
+def held_out_rows(rows: Iterable[Row]) -> list[Row]:
+    """The predicted rows that have a held-out error (fit.py); the only rows a band counts."""
+    return [r for r in rows if not r.reason and r.held_out_error is not None]
 
 
-def row_kind(row: Row) -> Kind:
-    r = row.run
-    sharded = r.zero in ("fsdp", "zero-3")
-    return Kind(generation(r.hardware), r.tp > 1, r.pp > 1, r.dp > 1, sharded)
+def by_kind(rows: Iterable[Row]) -> dict[ConfigKind, list[Row]]:
+    out: dict[ConfigKind, list[Row]] = defaultdict(list)
+    for r in held_out_rows(rows):
+        out[run_kind(r.run)].append(r)
+    return out
 
 
-def scenario_kind(s: Scenario) -> Kind:
-    return Kind(generation(s.hardware), s.tp > 1, s.pp > 1, s.dp > 1, s.zero == 3)
-
-
-def band(rows: Sequence[Row], kind: Kind) -> dict[str, Any] | None:
-    """The error band of the rows like ``kind``, widening while too few; None when the kind's
-    generation has no predicted row at all."""
-    predicted = [r for r in rows if not r.reason]
-    same_gen = [r for r in predicted if row_kind(r).generation == kind.generation]
-    if kind.generation is None or not same_gen:
-        return None
-    like = [r for r in same_gen if row_kind(r) == kind]
-    level, chosen = next(
-        (lv, rs) for lv, rs in (("kind", like), ("generation", same_gen), ("all", predicted))
-        if len(rs) >= MIN_ROWS or lv == "all"
-    )  # fmt: skip
+def _stats(rows: Sequence[Row]) -> dict[str, Any]:
+    """A kind's band: median and max held-out |error|, its rows (ids) and their sources."""
     return {
-        "level": level,
-        "kind": asdict(kind),
-        **summary([r.error for r in chosen]),
-        "hardware": sorted({r.hardware for r in chosen}),
+        **summary([r.held_out_error for r in rows]),
+        "sources": sorted({source_family(r.run) for r in rows}),
+        "ids": [r.run.id for r in rows],
+        "hardware": sorted({r.hardware for r in rows}),
     }
 
 
-def band_for(rows: Sequence[Row], s: Scenario) -> dict[str, Any]:
-    """What a page shows beside the scenario's step time: the band, or why there is none."""
+def _order(k: ConfigKind) -> tuple:
+    return tuple("" if v is None else str(v) for v in astuple(k))
+
+
+def nearest(kind: ConfigKind, table: dict[ConfigKind, list[Row]]) -> dict[str, Any] | None:
+    """The validated kind closest to ``kind``: the fewest key fields different, then the most
+    rows, then the most sources; None when no kind is validated."""
+    valid = [k for k, rs in table.items() if len(rs) >= MIN_ROWS and k != kind]
+    if not valid:
+        return None
+
+    def rank(k: ConfigKind) -> tuple:
+        rs = table[k]
+        n_src = len({source_family(r.run) for r in rs})
+        return (len(differences(kind, k)), -len(rs), -n_src, _order(k))
+
+    k = min(valid, key=rank)
+    return {"kind": as_json(k), "differs": differences(kind, k), **_stats(table[k])}
+
+
+def band_for(rows: Sequence[Row], s: Scenario, fits: bool = True) -> dict[str, Any]:
+    """What a page shows beside the scenario's step time: its kind's held-out band, the
+    nearest validated kind's when its own is not validated, or why there is none."""
+    if s.schedule in FORWARD_ONLY:
+        return {"validated": False, "reason": "forward_only", "hardware": s.hardware}
+    if not fits:
+        return {"validated": False, "reason": "oom", "hardware": s.hardware}
     if any(getattr(s, f) is not None for f in SPEED_OVERRIDES):
         return {"validated": False, "reason": "overrides", "hardware": s.hardware}
-    found = band(rows, scenario_kind(s))
-    if found is None:
+    kind = kind_of(s)
+    if kind.generation is None:
         return {"validated": False, "reason": "hardware", "hardware": s.hardware}
-    # A Hopper preset validated on H100 rows says so: the constants are shared, the chip is not.
-    return {"validated": True, **found, "same_hardware": s.hardware in found["hardware"]}
+    table = by_kind(rows)
+    mine = table.get(kind, [])
+    stats = _stats(mine)
+    if len(mine) >= MIN_ROWS:
+        # Hopper presets share H100's constants: the band says which chip its rows ran on.
+        return {"validated": True, "held_out": True, "kind": as_json(kind), **stats,
+                "same_hardware": s.hardware in stats["hardware"], "nearest": None}  # fmt: skip
+    return {"validated": False, "reason": "kind", "held_out": True, "kind": as_json(kind),
+            **stats, "nearest": nearest(kind, table)}  # fmt: skip
 
 
 def reason_code(reason: str) -> str:
@@ -106,35 +133,57 @@ def record(row: Row) -> dict[str, Any]:
     r, a = row.run, row.run.arch
     shape = {k: getattr(a, k) for k in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden")}
     shape.update(vocab=a.vocab, seq_len=a.seq_len, gated_mlp=a.gated_mlp)
+    kind = None if row.reason else as_json(run_kind(r))
     return {
-        "source": r.source, "url": r.url, "family": source_family(r), "model": a.name,
-        "shape": shape, "hardware": r.hardware, "profile": row.hardware or None,
+        "id": r.id, "source": r.source, "url": r.url, "family": source_family(r),
+        "model": a.name, "shape": shape, "hardware": r.hardware, "profile": row.hardware or None,
         "gpus": r.gpus, "gpus_per_node": r.gpus_per_node, "tp": r.tp, "pp": r.pp, "dp": r.dp,
         "cp": r.cp, "schedule": r.schedule, "vpp": r.vpp, "micro_batch": r.micro_batch,
         "global_batch": r.global_batch, "recompute": r.recompute, "precision": r.precision,
         "zero": r.zero, "published_s": row.published_s, "predicted_s": row.predicted_s,
         "baseline_s": row.baseline_s, "error": row.error, "baseline_error": row.baseline_error,
+        "held_out_s": row.held_out_s, "held_out_error": row.held_out_error,
+        "held_out_ceiling": row.held_out_ceiling, "held_out_pool": row.held_out_pool,
         "reason": row.reason, "reason_code": reason_code(row.reason) if row.reason else None,
-        "query": row.query, "kind": asdict(row_kind(row)), "verified": r.verified,
+        "query": row.query, "kind": kind, "verified": r.verified,
     }  # fmt: skip
 
 
-def _both(rows: Sequence[Row]) -> dict[str, Any]:
+def _all(rows: Sequence[Row]) -> dict[str, Any]:
+    """In-sample (the shipped constants), held out, and the flat baseline, over ``rows``."""
+    held = [r.held_out_error for r in rows if r.held_out_error is not None]
     return {
         "model": summary([r.error for r in rows]),
+        "held_out": summary(held),
         "baseline": summary([r.baseline_error for r in rows]),
     }
 
 
 def kinds(rows: Sequence[Row]) -> list[dict[str, Any]]:
-    """Every kind the predicted rows cover, with the band a scenario of that kind is shown."""
-    seen = sorted({row_kind(r) for r in rows if not r.reason}, key=lambda k: str(asdict(k)))
-    return [band(rows, k) | {"kind": asdict(k)} for k in seen]
+    """Every kind the held-out rows cover: its band, whether it is validated, and the same
+    rows' in-sample figures beside it."""
+    table = by_kind(rows)
+    return [
+        {
+            "kind": as_json(k),
+            "validated": len(rs) >= MIN_ROWS,
+            **_stats(rs),
+            "in_sample": summary([r.error for r in rs]),
+        }  # fmt: skip
+        for k, rs in sorted(table.items(), key=lambda kv: _order(kv[0]))
+    ]
+
+
+def _pool(rows: Sequence[Row]) -> dict[str, Any]:
+    """The ceiling a source's rows were held out at, and what it was fitted on."""
+    c = {(r.hardware, r.held_out_ceiling, r.held_out_pool) for r in rows if r.held_out_s}
+    return {"held_out_fits": [{"hardware": h, "ceiling": x, "pool": p} for h, x, p in sorted(c)]}
 
 
 def report(rows: Sequence[Row]) -> dict[str, Any]:
-    """The board: every row, the summary of the model and of the flat baseline overall and per
-    source family, the bands by kind, and how many rows each reason leaves out."""
+    """The board: every row, the model in-sample and held out and the flat baseline, overall
+    and per source family, the bands by kind, how the fit was searched, and how many rows
+    each reason leaves out."""
     predicted = [r for r in rows if not r.reason]
     families: dict[str, list[Row]] = defaultdict(list)
     for r in predicted:
@@ -148,8 +197,13 @@ def report(rows: Sequence[Row]) -> dict[str, Any]:
         "predicted": len(predicted),
         "baseline_mfu": BASELINE_MFU,
         "min_band_rows": MIN_ROWS,
-        "summary": _both(predicted),
-        "sources": [{"family": f, **_both(rs)} for f, rs in sorted(families.items())],
+        "fit": {
+            "grid": list(GRID),
+            "limit": LIMIT,
+            "presets": {g: e.gemm_max_fraction for g, e in GENERATIONS.items()},
+        },
+        "summary": _all(predicted),
+        "sources": [{"family": f, **_all(rs), **_pool(rs)} for f, rs in sorted(families.items())],
         "kinds": kinds(rows),
         "left_out": [
             {"reason": k, "reason_code": reason_code(k), "rows": n}
