@@ -1,7 +1,7 @@
 """Step timers: every action and collective becomes an interval relative to the step start.
 
 Three implementations share one interface (``begin_step``, ``start``/``stop``, ``span``,
-``finish``):
+``finish``, ``interrupted``):
 
 - ``CpuTimer``: ``perf_counter`` for wall time plus ``thread_time`` for the CPU the calling
   thread used inside the interval. On CPU autograd runs the backward on the calling thread
@@ -13,6 +13,12 @@ Three implementations share one interface (``begin_step``, ``start``/``stop``, `
 
 ``action`` holds the (microbatch, chunk) of the pipeline action in progress so nested
 intervals (the TP all-reduces inside a forward) are labelled with it.
+
+``interrupted`` is ``finish`` for a step that failed: the intervals still open (the
+collective or receive that failed, left open when it raised) are closed now, so the one
+that ends last is what the rank was doing. It never waits on the device: after a failed
+collective a synchronisation may never return, so the CUDA timer reads its host-side marks
+(when each interval was issued and when the host saw it end) instead of its events.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ class Span:
     end: Any = None
     cpu_start: float | None = None
     cpu_end: float | None = None
+    host_start: float | None = None  # CudaTimer: perf_counter() when issued, for interrupted()
+    host_end: float | None = None
 
 
 class _Timer:
@@ -72,6 +80,10 @@ class _Timer:
     def finish(self) -> list[dict]:
         raise NotImplementedError
 
+    def interrupted(self) -> list[dict]:
+        """The failed step's intervals, the open ones closed now (see the module docstring)."""
+        raise NotImplementedError
+
     def _mark(self, span: Span, which: str) -> None:
         raise NotImplementedError
 
@@ -92,11 +104,18 @@ class CpuTimer(_Timer):
             if s.end is not None
         ]
 
+    def interrupted(self) -> list[dict]:
+        for s in self.spans:
+            if s.end is None:
+                self._mark(s, "end")
+        return self.finish()
+
 
 class CudaTimer(_Timer):
     def begin_step(self) -> None:
         super().begin_step()
         self._t0 = self._record()
+        self._host_t0 = time.perf_counter()
 
     @staticmethod
     def _record() -> torch.cuda.Event:
@@ -106,6 +125,15 @@ class CudaTimer(_Timer):
 
     def _mark(self, span: Span, which: str) -> None:
         setattr(span, which, self._record())
+        setattr(span, f"host_{which}", time.perf_counter())
+
+    def interrupted(self) -> list[dict]:
+        now = time.perf_counter()
+        return [
+            _event(s, s.host_start - self._host_t0, (s.host_end or now) - self._host_t0, None)
+            for s in self.spans
+            if s.host_start is not None
+        ]
 
     def finish(self) -> list[dict]:
         last = self._record()
@@ -130,6 +158,9 @@ class NullTimer(_Timer):
         pass
 
     def finish(self) -> list[dict]:
+        return []
+
+    def interrupted(self) -> list[dict]:
         return []
 
 

@@ -17,7 +17,13 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from app.core.inputs.protocol import MAX_EVENTS, HelloFrame, ProbeRecord, RunInfo
+from app.core.inputs.protocol import (
+    MAX_EVENTS,
+    MAX_STOPPED_CHARS,
+    HelloFrame,
+    ProbeRecord,
+    RunInfo,
+)
 from app.core.schedules import FORWARD_ONLY, TWO_COPIES, virtual_stage
 from gpu_probe.checkpoint import Checkpointer
 from gpu_probe.config import ProbeConfig
@@ -65,7 +71,11 @@ class Trainer:
         try:
             for step in range(start, self.cfg.steps):
                 self._inject_fault(step, attempt)
-                record = self.run_step(step, attempt)
+                try:
+                    record = self.run_step(step, attempt)
+                except StepError as err:
+                    self._report_stopped(step, attempt, err)
+                    raise
                 self.reporter.publish((attempt, step), record.model_dump_json(exclude_none=True))
                 if not self.cfg.quiet and self.ctx.rank == 0:
                     print(f"[probe] step {step} done", flush=True)
@@ -111,6 +121,18 @@ class Trainer:
         where = " (on every node: each holds its own ranks' spools)" if nodes else ""
         return (f"; send them with: meshscope upload {self.out_dir} --server {self.cfg.server}"
                 f"{where}")  # fmt: skip
+
+    def _report_stopped(self, step: int, attempt: int, err: StepError) -> None:
+        """Spool and send the failed step's partial record (``ProbeRecord.stopped``): what
+        this rank timed before the failure, the interrupted collective or receive last, so
+        the server can say what each rank was blocked in. Never masks the failure itself."""
+        try:
+            events = self.timer.interrupted()
+            why = str(err)[:MAX_STOPPED_CHARS] or "stopped"
+            record = self._record(step, attempt, events, None, stopped=why)
+            self.reporter.publish((attempt, step), record.model_dump_json(exclude_none=True))
+        except Exception as exc:  # noqa: BLE001 - the step's own error is the one to raise
+            print(f"[probe] could not record the failed step {step}: {exc}", flush=True)
 
     def _inject_fault(self, step: int, attempt: int) -> None:
         """--kill-at / --hang-at, first attempt only: the failure and resume tests."""
@@ -160,7 +182,9 @@ class Trainer:
             for p, piece in zip(params, flat.split([p.numel() for p in params]), strict=True):
                 p.grad = piece.view_as(p)
 
-    def _record(self, step: int, attempt: int, events: list[dict], loss) -> ProbeRecord:
+    def _record(
+        self, step: int, attempt: int, events: list[dict], loss, stopped: str | None = None
+    ) -> ProbeRecord:
         dropped = max(len(events) - MAX_EVENTS, 0)
         if dropped:  # keep every compute and pipeline event; drop the latest TP ones
             keep_tp = MAX_EVENTS - sum(e["kind"] != "tp" for e in events)
@@ -178,6 +202,7 @@ class Trainer:
                 "node": self.ctx.node, "step": step, "attempt": attempt,
                 "t0": self.timer.t0_wall, "events": events, "dropped_events": dropped,
                 "loss": loss if finite else None, "mem": _peak_memory_bytes(self.ctx.device),
+                "stopped": stopped,
             }
         )  # fmt: skip
 

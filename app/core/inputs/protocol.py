@@ -51,6 +51,7 @@ RUN_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 INT64_MAX = 2**63 - 1  # SQLite INTEGER is a signed 64-bit value (sqlite.org/datatype3.html)
 MAX_MEM_BYTES = 2**50  # 1 PiB: no process's peak memory comes near it, far below INT64_MAX
 MAX_DROPPED_EVENTS = 1_000_000_000  # a billion timed intervals in one step is a probe bug
+MAX_STOPPED_CHARS = 2000  # a partial record's reason: the rank's error, cut to this
 
 
 def _exact_one(value: Any) -> Any:
@@ -109,7 +110,13 @@ class ProbeRecord(_Strict):
     """What one rank did in one training step. ``t0`` is the wall clock (Unix seconds) at the
     rank's step start, so ranks of one step can be drawn on one axis; ``loss`` is the mean
     microbatch loss of this rank's DP shard (last pipeline stage only); ``mem`` is peak
-    memory in bytes (CUDA: max allocated this step; CPU: the process's peak RSS)."""
+    memory in bytes (CUDA: max allocated this step; CPU: the process's peak RSS).
+
+    ``stopped`` marks the record of a step the rank did not finish (a collective failed, the
+    step raised): why it stopped, in the rank's own words. Such a record is partial: its
+    events are those timed before the failure, the interrupted ones (the action it was in,
+    and the collective or receive inside it) closed at the failure, so the event that ended
+    last is what the rank was doing. The server keeps it apart from the finished steps."""
 
     v: Version = VERSION
     run: RunName
@@ -123,6 +130,7 @@ class ProbeRecord(_Strict):
     dropped_events: int = Field(default=0, ge=0, le=MAX_DROPPED_EVENTS)
     loss: float | None = None
     mem: int | None = Field(default=None, ge=0, le=MAX_MEM_BYTES)
+    stopped: str | None = Field(default=None, min_length=1, max_length=MAX_STOPPED_CHARS)
 
 
 class ModelShape(_Strict):
