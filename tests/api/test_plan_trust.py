@@ -15,9 +15,9 @@ from app.core.evaluate.planner_trust import ERROR_BAND, Shape
 from app.core.fidelity import bands
 
 SP = ("sequence_parallel", "overlap_grad_reduce")
-# Llama 3 70B on 64 H100s at a 50% headroom: tight rows and rows with room, side by side.
-TIGHT = {"model": "llama3-70b", "hardware": "h100-sxm", "gpus": "64", "global_batch": "128",
-         "headroom": "0.5"}  # fmt: skip
+# Llama 3 8B on 16 H100s at a 30% headroom: tight rows and rows with room, side by side.
+TIGHT = {"model": "llama3-8b", "hardware": "h100-sxm", "gpus": "16", "global_batch": "64",
+         "headroom": "0.3"}  # fmt: skip
 
 
 def test_the_judge_names_what_no_validated_published_run_covers(fidelity_board):
@@ -68,7 +68,7 @@ def test_the_core_alone_judges_nothing():
 def test_a_tight_row_comes_first_only_when_faster_than_the_kind_s_band(client, fidelity_board):
     body = client.get("/api/plan", params=TIGHT).json()
     rows = body["results"]
-    assert body["headroom"] == 0.5 and {r["tight"] for r in rows} == {True, False}
+    assert body["headroom"] == 0.3 and {r["tight"] for r in rows} == {True, False}
     for i, a in enumerate(rows):
         kind = bands.Kind("hopper", a["tp"] > 1, a["pp"] > 1, a["dp"] > 1, a["zero"] == 3)
         assert a["error_band"] == bands.band(fidelity_board.rows(), kind)["max_abs"]
@@ -106,6 +106,6 @@ def test_the_page_shows_the_badges_and_the_knobs_in_its_language(client, lang):
     )
     assert label in page
     assert t["plan.badge.extrapolated"] in page and t["plan.knob.sequence_parallel"] in page
-    note = t["plan.beyond.knob"].replace("{knob}", t["plan.knob.tp_comm_overlap"])
-    assert note in page
-    assert escape(t["plan.trust_hint"].replace("{headroom}", "50%")) in page
+    lead = t["plan.beyond.lead"].split("{")[0]  # "extrapolated: " and the reasons after it
+    assert page.count(lead) >= sum(r["extrapolated"] for r in api)
+    assert escape(t["plan.trust_hint"].replace("{headroom}", "30%")) in page

@@ -73,10 +73,11 @@ def test_every_candidate_runs_the_knobs_its_framework_allows():
     m, hw = MODELS["gpt3-13b"], HARDWARE["a100-80g"]
     for c in candidates(m, hw, 32, 128):
         sp = c.tp > 1 and m.seq_len % c.tp == 0
-        assert (c.sp, c.tp_overlap) == (sp, sp)
+        # TP comm overlap is never switched on: no published run validates its gain.
+        assert (c.sp, c.tp_overlap) == (sp, False)
         assert c.grad_overlap == (c.dp > 1)
         assert c.param_overlap == (c.zero == 3 and c.dp > 1)
-        assert c.knobs == tuple(k for k, on in zip(KNOB_FIELDS, (sp, sp, c.dp > 1,
+        assert c.knobs == tuple(k for k, on in zip(KNOB_FIELDS, (sp, False, c.dp > 1,
                                 c.param_overlap), strict=True) if on)  # fmt: skip
     # A sequence TP does not divide cannot be split (Megatron asserts it): SP stays off.
     assert knobs(replace(m, seq_len=2049), 8, 4, 0)["sp"] is False
@@ -89,7 +90,7 @@ def test_each_row_s_query_carries_its_knobs():
         s = Scenario.model_validate(r["query"])
         for k in KNOB_FIELDS:
             assert getattr(s, k) == r[k]
-        assert s.sequence_parallel == s.tp_comm_overlap == (r["tp"] > 1)
+        assert s.sequence_parallel == (r["tp"] > 1) and not s.tp_comm_overlap
         assert s.overlap_grad_reduce == (r["dp"] > 1)
 
 
@@ -102,6 +103,6 @@ def test_llama3_405b_on_16k_h100s_runs_sp_and_beats_meta_s_own_layout():
                     sequence_parallel=True)  # fmt: skip
     _, _, cost = prepare(meta)
     first = planner.plan("llama3-405b", "h100-sxm", 16384, 2048, top=3)["results"][0]
-    assert first["sequence_parallel"] and first["tp_comm_overlap"]
+    assert first["sequence_parallel"] and not first["tp_comm_overlap"]
     if cost.sections["memory"]["fits"]:  # as the memory model stood when this was written
         assert first["tokens_per_s"] >= cost.sections["tokens_per_s"]

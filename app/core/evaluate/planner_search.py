@@ -73,14 +73,17 @@ def knobs(m: ModelSpec, tp: int, dp: int, zero: int) -> dict[str, bool]:
 
     SP: Megatron-LM and NeMo recipes turn --sequence-parallel on with TP > 1 (Korthikanti
     et al. 2022 §4.2.2); Megatron needs seq_len divisible by tp (specs.check_model).
-    TP comm overlap: Megatron --tp-comm-overlap, only with SP (arguments.py).
+    TP comm overlap (Megatron --tp-comm-overlap, only with SP: arguments.py) stays off: no
+    published measured run validates the model's gain from it, and with it Meta's 405B layout
+    (TP8 PP16 DP128, measured about 40% MFU: Dubey et al. 2024 Table 4) is predicted at 53%.
+    A page's scenario can still turn it on; the planner does not rank on an unvalidated gain.
     Grad-reduce overlap: Megatron --overlap-grad-reduce, PyTorch DDP/FSDP buckets (Li et al.
     2020 §3.2.3), with DP > 1. Param-gather overlap: FSDP's prefetch of ZeRO-3 gathers
     (Zhao et al. 2023 §3.3), the only gathers the model prices (durations.exposed_gather_s).
     """
     sp = tp > 1 and m.seq_len % tp == 0
     zero3 = zero == 3 and dp > 1
-    return {"sp": sp, "tp_overlap": sp, "grad_overlap": dp > 1, "param_overlap": zero3}
+    return {"sp": sp, "tp_overlap": False, "grad_overlap": dp > 1, "param_overlap": zero3}
 
 
 def _divisors(n: int) -> list[int]:
