@@ -13,6 +13,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from app.api.page_data import json_for_script
+from app.api.runs import rank_states, run_verdict
 from app.core.inputs.protocol import MAX_STEP, RUN_NAME_PATTERN
 from app.i18n.lang import query_lang
 from app.paths import asset_dir
@@ -21,7 +22,6 @@ RunName = Annotated[str, Path(pattern=RUN_NAME_PATTERN, max_length=64)]
 Lang = Annotated[str, Depends(query_lang)]  # one of the app's catalogues' languages
 POLL_S = 3  # how often the 404 page asks whether the run has been announced
 LISTED = 50  # known runs the 404 page lists; /runs has the rest
-WATCHED = ("running", "stale")  # statuses in which an announced run may still send records
 
 
 def make_router() -> APIRouter:
@@ -45,10 +45,13 @@ def make_router() -> APIRouter:
             }
         )
 
-    def known_runs(request: Request, limit: int = 500) -> list[dict[str, Any]]:
-        """Newest first, each row with its run config spread in (the listed columns)."""
-        rows = request.app.state.live.reader.runs(limit)
+    def known_runs(request: Request, t, limit: int = 500) -> list[dict[str, Any]]:
+        """Newest first, each row with its run config spread in (the listed columns) and
+        its verdict (app.live.verdict, the one status the API gives too)."""
+        live = request.app.state.live
+        rows = live.reader.runs(limit)
         for row in rows:
+            row["verdict"] = run_verdict(live, row, t)
             row.update(json.loads(row.pop("info")))
         return rows
 
@@ -56,7 +59,7 @@ def make_router() -> APIRouter:
     def runs_page(request: Request, lang: Lang) -> HTMLResponse:
         words = language(request, lang)
         context = {
-            "runs": known_runs(request),
+            "runs": known_runs(request, words["t"]),
             "plotly_url": request.app.state.plotly_url,
             "static_url": request.app.state.static.url,
             "page_json": json_for_script({"strings": words["strings"]}),
@@ -71,27 +74,31 @@ def make_router() -> APIRouter:
         lang: Lang,
         step: Annotated[int | None, Query(ge=0, le=MAX_STEP)] = None,
     ) -> HTMLResponse:
-        reader = request.app.state.live.reader
-        row = reader.run(run)
+        live = request.app.state.live
+        row = live.reader.run(run)
         if row is None:
             return missing_page(request, run, lang)
         info = json.loads(row["info"])
+        words = language(request, lang)
+        rows = live.reader.rank_rows(run)
+        verdict = run_verdict(live, row, words["t"], rows, rank_states(live, row, rows))
         # Announced (a rank said hello) but no step record yet: the page says it waits.
-        waiting = row["status"] in WATCHED and not reader.trend(run, limit=1)
+        waiting = verdict["status"] == "waiting"
         data = {
             "run": run,
             "info": info,
             "world": row["world"],
             "status": row["status"],
+            "verdict": verdict,
             "step": step,
             "waiting": waiting,
         }
-        words = language(request, lang)
         data["strings"] = words["strings"]
         context = {
             "run": run,
             "info": info,
             "waiting": waiting,
+            "verdict": verdict,
             "config": config_line(info, words["t"]),
             "page_json": json_for_script(data),
             "plotly_url": request.app.state.plotly_url,
@@ -106,7 +113,7 @@ def make_router() -> APIRouter:
         data = {"run": run, "poll_s": POLL_S, "strings": words["strings"]}
         context = {
             "run": run,
-            "runs": known_runs(request, LISTED),
+            "runs": known_runs(request, words["t"], LISTED),
             "poll_s": POLL_S,
             "page_json": json_for_script(data),
             "plotly_url": request.app.state.plotly_url,

@@ -1,10 +1,13 @@
 """Measured runs over HTTP: the list, one run, its steps for replay, one step's analysis.
 
-``GET /api/runs``                      runs, newest first, with status and last step
-``GET /api/runs/{run}``                config, status, per-rank states, step-time trend,
-                                       and how many rank-steps are still to be received
+``GET /api/runs``                      runs, newest first, with status, last step and verdict
+``GET /api/runs/{run}``                config, status, per-rank states, step-time trend, the
+                                       verdict (app.live.verdict) and the records it counts
 ``GET /api/runs/{run}/steps?since=S``  current records with step > S, whole steps, paged
 ``GET /api/runs/{run}/analysis?step=`` the live page's step view (app.live.analysis)
+
+``?lang=`` on the first two picks the language of the verdict's words (``label``,
+``summary``, ``lines``); every other field is the same in every language.
 """
 
 from __future__ import annotations
@@ -15,12 +18,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
 
 from app.core.inputs.protocol import MAX_STEP, RUN_NAME_PATTERN, ProbeRecord, RunInfo
-from app.live import analysis
+from app.i18n.lang import query_lang
+from app.live import analysis, verdict
 from app.live.services import Live
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
 RunName = Annotated[str, Path(pattern=RUN_NAME_PATTERN, max_length=64)]
-TREND_ROWS = 2000  # app.live.store_read.Reader.trend's default limit
 # A rank no longer watched that did not finish: dead in a failed run, ended (its records in
 # its spool) in an incomplete one.
 UNWATCHED_STATE = {"failed": "dead", "incomplete": "ended"}
@@ -31,23 +34,53 @@ def get_live(request: Request) -> Live:
 
 
 LiveDep = Annotated[Live, Depends(get_live)]
+Lang = Annotated[str, Depends(query_lang)]
 
 
-def _summary(row: dict[str, Any]) -> dict[str, Any]:
+def rank_states(live: Live, row: dict[str, Any], rows: dict[int, tuple]) -> dict[int, str]:
+    """Rank -> state. Liveness watches unfinished runs only; past those, the stored rows say
+    enough: a rank at its final step is done, any other dead (failed) or ended (incomplete)."""
+    watched = live.liveness.snapshot(row["run"]) or {}
+    out = {}
+    for rank in range(row["world"]):
+        if rank in watched:
+            out[rank] = watched[rank]
+        elif rank in rows and rows[rank][1] >= row["steps"] - 1:
+            out[rank] = "done"
+        else:
+            out[rank] = UNWATCHED_STATE.get(row["status"], "unknown")
+    return out
+
+
+def run_verdict(live: Live, row: dict[str, Any], t, rows=None, states=None) -> dict[str, Any]:
+    """The run's one status (app.live.verdict), with its words in ``t``'s language: what the
+    runs list, the run page and both APIs show. ``rows``/``states``: the run's
+    ``Reader.rank_rows`` and rank states when already read."""
+
+    def states_of(found: dict) -> dict[int, str]:
+        return states if states is not None else rank_states(live, row, found)
+
+    v = verdict.of_run(live.reader, row, states_of, rows)
+    return v | verdict.words(v, t)
+
+
+def _summary(live: Live, row: dict[str, Any], t) -> dict[str, Any]:
     info = json.loads(row.pop("info"))
     keys = ("dp", "tp", "pp", "schedule", "microbatches", "virtual_stages", "device")
-    return row | {k: info[k] for k in keys}
+    v = run_verdict(live, row, t)
+    short = {k: v[k] for k in ("status", "label", "summary", "step", "first")}
+    return row | {k: info[k] for k in keys} | {"verdict": short}
 
 
-def completeness(live: Live, run: str, row: dict[str, Any], trend: list[dict]) -> dict[str, int]:
-    """Rank-steps planned (world x steps), received (current stored rows) and the difference:
-    what "incomplete: N records not yet received" counts. A rank runs every planned step
-    unless it fails, so after a clean end the difference is exactly what the spools still
-    hold; the trend has one row per stored step, each with its count of ranks."""
-    expected = row["world"] * row["steps"]
-    rows = trend if len(trend) < TREND_ROWS else live.reader.trend(run, limit=row["steps"])
-    received = sum(p["ranks"] for p in rows)
-    return {"expected": expected, "received": received, "unreceived": max(expected - received, 0)}
+def completeness(row: dict[str, Any], v: dict[str, Any]) -> dict[str, int]:
+    """Rank-steps planned (world x steps), received (current stored rows), and unreceived:
+    records that exist in the probe's spools but not here (the verdict's ``in_spool``: never
+    the steps a failed run did not reach). While a run is live or stale nobody knows yet
+    which exist, and unreceived is planned minus received, as before."""
+    rec = v["records"]
+    known = v["status"] in ("failed", "incomplete", "complete")
+    unreceived = rec["in_spool"] if known else max(rec["planned"] - rec["received"], 0)
+    return {"expected": rec["planned"], "received": rec["received"], "unreceived": unreceived}
 
 
 def _run_or_404(live: Live, run: str) -> dict[str, Any]:
@@ -57,40 +90,38 @@ def _run_or_404(live: Live, run: str) -> dict[str, Any]:
     return row
 
 
-@router.get("", summary="Measured runs, newest first")
-def list_runs(live: LiveDep) -> dict[str, Any]:
-    return {"runs": [_summary(r) for r in live.reader.runs()]}
+@router.get("", summary="Measured runs, newest first, each with its verdict")
+def list_runs(request: Request, live: LiveDep, lang: Lang) -> dict[str, Any]:
+    t = request.app.state.i18n.translator(lang)
+    return {"runs": [_summary(live, r, t) for r in live.reader.runs()]}
 
 
-@router.get("/{run}", summary="One run: config, status, ranks, step-time trend")
-def get_run(run: RunName, live: LiveDep) -> dict[str, Any]:
+@router.get("/{run}", summary="One run: config, verdict, ranks, step-time trend")
+def get_run(request: Request, run: RunName, live: LiveDep, lang: Lang) -> dict[str, Any]:
     row = _run_or_404(live, run)
-    info = json.loads(row.pop("info"))
-    watched = live.liveness.snapshot(run) or {}
-    cursors = live.reader.rank_cursors(run)
-
-    def state(rank: int) -> str:
-        # Liveness watches unfinished runs only; past those, the stored cursor says enough.
-        if rank in watched:
-            return watched[rank]
-        finished = rank in cursors and cursors[rank][1] >= info["steps"] - 1
-        return "done" if finished else UNWATCHED_STATE.get(row["status"], "unknown")
-
+    info = json.loads(row["info"])
+    rows = live.reader.rank_rows(run)
+    states = rank_states(live, row, rows)
+    v = run_verdict(live, row, request.app.state.i18n.translator(lang), rows, states)
+    roles = {v["first"]["rank"]: "first"} if v["first"] else {}
+    roles |= {b["rank"]: "blocked" for b in v["blocked"]}
     ranks = [
         {
             "rank": r,
-            "state": state(r),
-            "attempt": cursors[r][0] if r in cursors else None,
-            "last_step": cursors[r][1] if r in cursors else None,
+            "state": states[r],
+            "role": roles.get(r),  # failed: the rank that failed first, or blocked on it
+            "attempt": rows[r][0] if r in rows else None,
+            "last_step": rows[r][1] if r in rows else None,
         }
         for r in range(row["world"])
     ]
-    trend = live.reader.trend(run)
+    del row["info"]
     return row | {
         "info": info,
         "ranks": ranks,
-        "trend": trend,
-        "records": completeness(live, run, row, trend),
+        "trend": live.reader.trend(run),
+        "verdict": v,
+        "records": completeness(row, v),
         "events": live.reader.events(run),
         "superseded": live.reader.superseded(run),
     }

@@ -152,7 +152,8 @@ class Session:
         problem = self._check(rec)
         if problem:
             return self._strike(problem)
-        future = self.live.writer.submit("record", rec, time.time())
+        # A partial record (the step this rank did not finish) is kept apart from the steps.
+        future = self.live.writer.submit("stop" if rec.stopped else "record", rec, time.time())
         ack = AckFrame(run=rec.run, rank=rec.rank, attempt=rec.attempt, step=rec.step)
         what = f"record of step {rec.step} (attempt {rec.attempt})"
         return [PendingAck(future, ack.model_dump_json(), what)]
@@ -179,7 +180,7 @@ class Session:
             return self._strike("heartbeat for another (run, rank) than this connection's")
         self.live.liveness.seen(beat.run, beat.rank)
         if beat.ended:  # its spool holds what is unsent: not dead when it disconnects
-            self.live.liveness.ended(beat.run, beat.rank)
+            self.live.liveness.ended(beat.run, beat.rank, beat.step)
         return []
 
     def closed(self) -> None:

@@ -15,6 +15,8 @@ for ``stale_after_beats`` default intervals (or three of its own step intervals,
 or an older sender silent that long with its connection open. A rank that said it **ended**
 (``HeartbeatFrame.ended``) before its final step was stored is not dead: its records are
 waiting in its spool, and the run is **incomplete** until ``meshscope upload`` sends them.
+Unless its spool ends before the final step (the heartbeat's ``step``): that rank stopped
+early (an upload of a failed run's spool says so), and the run stays **failed**.
 
 A run with a dead rank is *failed*, dated at its last event (the latest ``t0 + step time``
 any rank reported); a run every rank of which has stored its final step is *done*. A failed
@@ -37,6 +39,7 @@ class RankState:
     connections: int = 0
     done: bool = False
     ended: bool = False  # the sender said it stopped producing (records may be unsent)
+    ended_step: int | None = None  # the last step its spool holds, as the sender said
     heartbeat_s: float | None = None  # announced by the sender; None: an older sender
     lost_at: float | None = None  # clock() when its last connection closed
     step_interval_s: float = 0.0  # between its last two stored records
@@ -61,6 +64,8 @@ class Change:
     failed_at: float | None
     reason: str
     ranks: dict[int, str]  # rank -> live | stale | dead | ended | done | missing
+    first_dead: int | None = None  # failed: the rank seen dead first (its socket closed or
+    # its beats stopped earliest), the likeliest cause when records cannot tell
 
 
 class Liveness:
@@ -123,12 +128,13 @@ class Liveness:
             if r.connections == 0:
                 r.lost_at = r.last_seen
 
-    def ended(self, run: str, rank: int) -> None:
-        """The sender stopped producing for this rank: what is unsent waits in its spool."""
+    def ended(self, run: str, rank: int, step: int | None = None) -> None:
+        """The sender stopped producing for this rank: what is unsent waits in its spool,
+        which ends at ``step`` (None: not said)."""
         state = self.runs.get(run)
         if state is not None:
             r = self._rank(state, rank)
-            r.ended, r.last_seen = True, self.clock()
+            r.ended, r.ended_step, r.last_seen = True, step, self.clock()
 
     def stored(self, run: str, rank: int, step: int, event_end_wall: float) -> None:
         state = self.runs.get(run)
@@ -171,6 +177,13 @@ class Liveness:
         for run, state in self.runs.items():
             ranks = self.rank_states(state)
             status, reason = self._status(ranks)
+            early = sorted(
+                rank for rank, r in state.ranks.items()
+                if ranks.get(rank) == "ended" and r.ended_step is not None
+                and r.ended_step < state.final_step
+            )  # fmt: skip
+            if early and status in ("incomplete", "running"):
+                status, reason = "failed", f"rank(s) {_ranks(early)} stopped before the last step"
             failed_at = state.failed_at
             if status == "failed" and state.status != "failed":
                 ends = [r.last_event_wall for r in state.ranks.values() if r.last_event_wall]
@@ -179,12 +192,25 @@ class Liveness:
                 failed_at = None
             if (status, reason, failed_at) != (state.status, state.reason, state.failed_at):
                 state.status, state.reason, state.failed_at = status, reason, failed_at
-                changes.append(Change(run, status, failed_at, reason, ranks))
+                first = self._first_dead(state, ranks) if status == "failed" else None
+                changes.append(Change(run, status, failed_at, reason, ranks, first))
             if status == "done":
                 finished.append(run)
         for run in finished:
             del self.runs[run]  # nothing left to watch
         return changes
+
+    @staticmethod
+    def _first_dead(state: RunState, ranks: dict[int, str]) -> int | None:
+        """The dead rank that went first: its connection closed (or, still open, it last
+        spoke) earliest. A killed rank's socket closes at once; the ranks it blocks fail
+        after it and close theirs later."""
+        gone = {
+            rank: r.lost_at if r.lost_at is not None else r.last_seen
+            for rank, r in state.ranks.items()
+            if ranks.get(rank) == "dead"
+        }
+        return min(gone, key=lambda rank: (gone[rank], rank)) if gone else None
 
     @staticmethod
     def _status(ranks: dict[int, str]) -> tuple[str, str]:

@@ -42,6 +42,7 @@ class Live:
         self.analyses: OrderedDict = OrderedDict()  # (run, step, window, rows) -> analysis
         self._cache_lock = threading.Lock()
         self._tasks: list[asyncio.Task] = []
+        self._first_dead: dict[str, int] = {}  # run -> the first-dead rank already logged
 
     async def start(self) -> None:
         self.writer.start()
@@ -84,6 +85,10 @@ class Live:
             try:
                 if op == "record":
                     self._record_committed(args[0], result)
+                elif op == "stop" and result:
+                    rec = args[0]
+                    item = {"type": "stop", "rank": rec.rank, "step": rec.step}
+                    self.hub.publish(rec.run, item | {"attempt": rec.attempt})
                 elif op == "hello":
                     self._hello_committed(args[0], args[2], result)
             except Exception:  # noqa: BLE001 - a fan-out bug must not stop the writer
@@ -128,6 +133,15 @@ class Live:
         self.writer.submit("status", run, status, change.failed_at, change.reason, now)
         detail = change.reason or change.status
         self.writer.submit("event", change.run, None, change.status, detail, now)
+        # Which rank went down first, once per failure: app.live.verdict's tie-break when
+        # the records cannot tell (several ranks without a record of the failed step).
+        first = change.first_dead
+        if first is None:
+            self._first_dead.pop(run, None)
+        elif self._first_dead.get(run) != first:
+            self._first_dead[run] = first
+            detail = f"rank {first} seen dead first"
+            self.writer.submit("event", run, first, "first_dead", detail, now)
         item = {
             "type": "status", "status": change.status, "reason": change.reason,
             "failed_at": change.failed_at, "ranks": {str(r): s for r, s in change.ranks.items()},

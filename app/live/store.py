@@ -1,5 +1,7 @@
 """SQLite store of measured runs: ``runs``, ``steps`` (one row per rank-step-attempt) and
-``events`` (the run's lifecycle: hellos, stale and dead ranks, status changes).
+``events`` (the run's lifecycle: hellos, stale and dead ranks, status changes) and ``stops``
+(the partial record of a step a rank did not finish, ``ProbeRecord.stopped``: what it was
+doing when it failed; kept apart so no count, trend or analysis of finished steps sees it).
 
 A step row keeps the validated record (its timeline events included) as canonical JSON,
 plus the breakdown columns the lists and metrics read. Writes happen on one connection from
@@ -50,6 +52,11 @@ CREATE TABLE IF NOT EXISTS events (
   kind TEXT NOT NULL, detail TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS events_by_run ON events(run, id);
+CREATE TABLE IF NOT EXISTS stops (
+  run TEXT NOT NULL, rank INTEGER NOT NULL, step INTEGER NOT NULL, attempt INTEGER NOT NULL,
+  t0 REAL NOT NULL, received REAL NOT NULL, reason TEXT NOT NULL, record TEXT NOT NULL,
+  PRIMARY KEY (run, rank, step, attempt)
+);
 """
 INSERT_STEP = """INSERT OR IGNORE INTO steps (run, rank, step, attempt, superseded, t0,
   step_time_s, compute_s, tp_s, dp_s, pp_wait_s, host_s, loss, mem, received, record)
@@ -194,10 +201,12 @@ class Store:
                 (info.model_dump_json(), info.steps, attempt, now, info.run),
             )
         self._world[info.run] = info.world_size
+        # A stored partial record counts: it is the last thing that rank's spool holds.
         found = self.conn.execute(
             "SELECT attempt, step FROM steps WHERE run = ? AND rank = ?"
+            " UNION ALL SELECT attempt, step FROM stops WHERE run = ? AND rank = ?"
             " ORDER BY attempt DESC, step DESC LIMIT 1",
-            (info.run, rank),
+            (info.run, rank, info.run, rank),
         ).fetchone()
         return Welcome(None if found is None else (found[0], found[1]))
 
@@ -227,6 +236,18 @@ class Store:
         )
         done = None if superseded else self._step_done(rec.run, rec.step)
         return Outcome(stored=True, superseded=superseded, breakdown=b, done=done)
+
+    def _stop(self, rec: ProbeRecord, now: float) -> bool:
+        """A partial record (``rec.stopped``): the step this rank did not finish. Stored
+        once (a resend is ignored); True when it is new."""
+        row = (rec.run, rec.rank, rec.step, rec.attempt, rec.t0, now, rec.stopped or "",
+               rec.model_dump_json(exclude_none=True))  # fmt: skip
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO stops (run, rank, step, attempt, t0, received, reason, record)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            row,
+        )
+        return cur.rowcount > 0
 
     def _status(self, run: str, status: str, failed_at: float | None, reason: str, now: float):
         self.conn.execute(

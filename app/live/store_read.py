@@ -73,6 +73,50 @@ class Reader:
         )
         return {rank: (attempt, step) for rank, attempt, step in rows}
 
+    def rank_rows(self, run: str) -> dict[int, tuple[int, int, int]]:
+        """Per rank, its current rows: (highest attempt, highest step, how many)."""
+        rows = self._conn().execute(
+            "SELECT rank, MAX(attempt), MAX(step), COUNT(*) FROM steps"
+            " WHERE run = ? AND superseded = 0 GROUP BY rank",
+            (run,),
+        )
+        return {rank: (attempt, step, n) for rank, attempt, step, n in rows}
+
+    def stops(self, run: str, attempt: int) -> dict[int, dict[str, Any]]:
+        """Per rank, its partial record of ``attempt`` (the step it did not finish), parsed;
+        the latest step when a rank has several."""
+        rows = self._conn().execute(
+            "SELECT rank, record FROM stops WHERE run = ? AND attempt = ? ORDER BY step",
+            (run, attempt),
+        )
+        return {rank: json.loads(text) for rank, text in rows}
+
+    def last_record(self, run: str, rank: int) -> dict[str, Any] | None:
+        """The rank's newest current record, parsed (its events say how its step ended)."""
+        row = (
+            self._conn()
+            .execute(
+                "SELECT record FROM steps WHERE run = ? AND rank = ? AND superseded = 0"
+                " ORDER BY step DESC LIMIT 1",
+                (run, rank),
+            )
+            .fetchone()
+        )
+        return None if row is None else json.loads(row[0])
+
+    def first_dead(self, run: str) -> int | None:
+        """The rank liveness saw dead first in the run's latest failure, if it logged one."""
+        row = (
+            self._conn()
+            .execute(
+                "SELECT rank FROM events WHERE run = ? AND kind = 'first_dead'"
+                " ORDER BY id DESC LIMIT 1",
+                (run,),
+            )
+            .fetchone()
+        )
+        return None if row is None else row[0]
+
     def trend(self, run: str, limit: int = 2000) -> list[dict[str, Any]]:
         """Per step: the slowest rank's step time, how many ranks reported, latest first
         reversed into step order. Only current (not superseded) rows count."""

@@ -19,7 +19,10 @@ const state = {
   info: page.info, world: 0, attempt: 0, follow: page.step === null, pinned: page.step,
   steps: new Map(), latest: -1, drawn: null, analysis: null, inflight: false, again: false,
   waiting: page.waiting, // announced, no step record yet
+  verdict: page.verdict?.status ?? "", // the server's one status for the run
+  feed: "connecting", feedComplete: false,
 };
+const LIVE = new Set(["live", "waiting", "stale"]); // a feed that is behind matters only then
 const timeline = new LiveTimeline($("live-timeline"), $("live-overlay"));
 const trend = new Trend($("trend"));
 
@@ -56,33 +59,38 @@ function tally() {
   slider.value = state.follow ? slider.max : String(state.pinned);
 }
 
-function showStatus(status, reason, failedAt) {
-  // Announced, no record yet: the badge says "waiting" and the notice under the config why.
-  const waiting = state.waiting && (status === "running" || status === "stale");
-  $("run-waiting").hidden = !waiting;
-  if (waiting && status === "running") status = "waiting";
+// The run's one status and its sentences, as the server decided them (app.live.verdict):
+// the page words nothing itself. The feed's state shows only while the run is live and the
+// feed is behind; it is never a second badge.
+function showVerdict(v, failedAt) {
+  state.verdict = v.status;
+  state.waiting = v.status === "waiting";
+  $("run-waiting").hidden = !state.waiting;
   const badge = $("run-status");
-  badge.dataset.status = status ?? "";
-  badge.textContent = status ? trOr(`live.status.${status}`, status) : "";
-  root.dataset.status = status ?? "";
-  const when = failedAt ? ` (${fill("live.last_event", { time: new Date(failedAt * 1000).toLocaleTimeString() })})` : "";
-  $("run-reason").textContent = reason ? reason + when : "";
+  badge.dataset.status = v.status;
+  badge.textContent = v.label;
+  root.dataset.status = v.status;
+  const box = $("run-verdict");
+  box.dataset.status = v.status;
+  box.replaceChildren(...v.lines.map((line) => Object.assign(document.createElement("p"), { textContent: line })));
+  box.hidden = v.lines.length === 0;
+  root.dataset.unreceived = String(v.records.in_spool);
+  const when = failedAt && v.status === "failed" ? fill("live.last_event", { time: new Date(failedAt * 1000).toLocaleTimeString() }) : "";
+  $("run-reason").textContent = when;
+  showFeed();
 }
 
-// "incomplete: N records not yet received", from the server's count (GET /api/runs/{run}),
-// shown once nothing is streaming any more: a running run's missing steps are just ahead.
-function showUnreceived(status, records) {
-  const n = records ? records.unreceived : 0;
-  const show = n > 0 && status !== "running" && status !== "done";
-  $("run-unreceived").hidden = !show;
-  $("run-unreceived").textContent = show ? fill("live.unreceived", { n }) : "";
-  root.dataset.unreceived = String(n);
+function showFeed() {
+  const behind = LIVE.has(state.verdict) && !state.feedComplete;
+  const el = $("stream-state");
+  el.hidden = !behind;
+  el.textContent = behind ? tr(`live.stream.${state.feed}`) : "";
 }
 
 function firstRecord() {
   state.waiting = false;
   $("run-waiting").hidden = true;
-  if (root.dataset.status === "waiting") showStatus("running", "", null);
+  stream.resync(); // "waiting" becomes "live": the server says so
 }
 
 function eventItem(e) {
@@ -98,9 +106,9 @@ function showEvents(events) {
 
 // The whole run over HTTP: after every (re)connect and every gap in the feed.
 async function sync() {
-  const res = await fetch(`/api/runs/${encodeURIComponent(run)}`);
+  const res = await fetch(`/api/runs/${encodeURIComponent(run)}${lang === "en" ? "" : `?lang=${lang}`}`);
   if (res.status === 404) {
-    showStatus("waiting", tr("live.no_record"), null);
+    $("run-reason").textContent = tr("live.no_record");
     await trend.reset([], 0);
     return;
   }
@@ -118,9 +126,7 @@ async function sync() {
   await trend.reset(data.trend.filter((p) => p.ranks >= state.world), data.attempt);
   const last = data.trend.at(-1); // a reopened link shows the newest step time before any record
   if (last) $("last-step-time").textContent = seconds(last.step_time_s);
-  state.waiting = data.trend.length === 0;
-  showStatus(data.status, data.reason, data.failed_at);
-  showUnreceived(data.status, data.records);
+  showVerdict(data.verdict, data.failed_at);
   drawRankStates($("rank-states"), data.ranks, data.info);
   showEvents(data.events);
   tally();
@@ -141,10 +147,11 @@ function onItems(items) {
       trend.add(it.step, it.step_time_s, it.attempt);
       if (state.follow) refreshAnalysis();
     } else if (it.type === "status") {
-      showStatus(it.status, it.reason, it.failed_at);
       drawRankStates($("rank-states"), it.ranks, state.info);
       $("run-events").append(eventItem({ at: Date.now() / 1000, kind: it.status, detail: it.reason }));
-      if (it.status !== "running") stream.resync(); // the unreceived count is the server's
+      stream.resync(); // the verdict (badge, sentences, counts) is the server's
+    } else if (it.type === "stop") {
+      stream.resync(); // a rank's partial record: what it was blocked in, for the verdict
     } else if (it.type === "attempt" && (it.attempt > state.attempt || !state.info)) {
       state.attempt = it.attempt;
       stream.resync(); // a resume supersedes steps: the tally and the trend are refetched
@@ -234,7 +241,9 @@ const stream = new LiveStream(run, {
   onState: (s, complete) => {
     root.dataset.stream = s;
     root.dataset.complete = String(complete);
-    $("stream-state").textContent = tr(complete ? "live.stream.complete" : `live.stream.${s}`);
+    state.feed = s;
+    state.feedComplete = complete;
+    showFeed();
   },
 });
 setInfo(page.info, page.world);

@@ -5,10 +5,11 @@ import { trOr } from "./i18n.js";
 
 export const RANK_STATES = ["live", "stale", "dead", "ended", "done", "missing", "unknown"];
 
-// ranks: [{rank, state}] (GET /api/runs/{run}) or {"rank": state} (a feed status item).
+// ranks: [{rank, state, role}] (GET /api/runs/{run}) or {"rank": state} (a feed status
+// item). role: "first" for the rank the server's verdict names as failed first.
 export function rankList(ranks) {
-  if (Array.isArray(ranks)) return ranks.map((r) => [r.rank, r.state]);
-  return Object.entries(ranks ?? {}).map(([rank, state]) => [Number(rank), state]);
+  if (Array.isArray(ranks)) return ranks.map((r) => [r.rank, r.state, r.role ?? null]);
+  return Object.entries(ranks ?? {}).map(([rank, state]) => [Number(rank), state, null]);
 }
 
 // One row per pipeline stage's worth of ranks (tp x pp per DP replica) keeps the mesh's shape.
@@ -16,11 +17,13 @@ export function drawRankStates(el, ranks, info) {
   const list = rankList(ranks).sort((a, b) => a[0] - b[0]);
   const cols = info ? Math.min(Math.max(info.tp * info.pp, 1), 64) : 16;
   el.style.gridTemplateColumns = `repeat(${Math.min(cols, Math.max(list.length, 1))}, minmax(6px, 18px))`;
-  el.replaceChildren(...list.map(([rank, state]) => {
+  el.replaceChildren(...list.map(([rank, state, role]) => {
     const cell = document.createElement("span");
     cell.dataset.rank = String(rank);
     cell.dataset.state = state;
-    cell.title = `rank ${rank}: ${trOr(`live.rank.${state}`, state)}`;
+    const first = role === "first" ? ` · ${trOr("live.rank.first", "failed first")}` : "";
+    if (role === "first") cell.dataset.role = role;
+    cell.title = `rank ${rank}: ${trOr(`live.rank.${state}`, state)}${first}`;
     return cell;
   }));
   const counts = {};
@@ -31,11 +34,14 @@ export function drawRankStates(el, ranks, info) {
 }
 
 export function rankLegend(el) {
-  el.replaceChildren(...RANK_STATES.filter((s) => s !== "unknown").map((s) => {
-    const item = document.createElement("span");
+  const item = (state, role, text) => {
+    const span = document.createElement("span");
     const swatch = document.createElement("i");
-    swatch.dataset.state = s;
-    item.append(swatch, trOr(`live.rank.${s}`, s));
-    return item;
-  }));
+    swatch.dataset.state = state;
+    if (role) swatch.dataset.role = role;
+    span.append(swatch, text);
+    return span;
+  };
+  el.replaceChildren(...RANK_STATES.filter((s) => s !== "unknown").map((s) => item(s, null, trOr(`live.rank.${s}`, s))),
+    item("dead", "first", trOr("live.rank.first", "failed first")));
 }

@@ -1,5 +1,5 @@
 // /runs: relative times, then a refresh of the table every few seconds.
-import { fill, lang, switchLang, trOr } from "./i18n.js";
+import { fill, lang, switchLang } from "./i18n.js";
 
 const REFRESH_MS = 5000;
 const langQuery = lang === "zh" ? "?lang=zh" : "";
@@ -24,10 +24,14 @@ function row(r) {
   const link = Object.assign(document.createElement("a"), { href: `/runs/${encodeURIComponent(r.run)}${langQuery}`, textContent: r.run });
   const name = document.createElement("td");
   name.append(link);
+  // The run's one status and its short line, worded by the server (app.live.verdict).
   const status = document.createElement("td");
-  const badge = Object.assign(document.createElement("span"), { className: "status", textContent: trOr(`live.status.${r.status}`, r.status) });
-  badge.dataset.status = r.status;
-  status.append(badge);
+  const box = Object.assign(document.createElement("span"), { className: "verdict-cell" });
+  const badge = Object.assign(document.createElement("span"), { className: "status", textContent: r.verdict.label });
+  badge.dataset.status = r.verdict.status;
+  box.append(badge);
+  if (r.verdict.summary) box.append(" ", Object.assign(document.createElement("span"), { className: "verdict-short", textContent: r.verdict.summary }));
+  status.append(box);
   const done = r.last_step === null ? 0 : r.last_step + 1;
   tr.append(name, status, cell(`dp ${r.dp} × tp ${r.tp} × pp ${r.pp}`), cell(`${r.schedule} · m ${r.microbatches}`),
     cell(`${done}/${r.steps}`), cell(String(r.world)), cell(ago(r.updated)));
@@ -39,7 +43,7 @@ function row(r) {
 
 async function refresh() {
   try {
-    const res = await fetch("/api/runs");
+    const res = await fetch(`/api/runs${langQuery}`);
     const { runs } = await res.json();
     if (runs.length) document.querySelector("#runs-table tbody").replaceChildren(...runs.map(row));
   } catch (err) {

@@ -1,6 +1,8 @@
 """Pages at a phone's 390 px: nothing scrolls sideways, and the planner's table becomes one
 card per configuration whose lines carry their column's name."""
 
+import re
+
 import pytest
 
 from tests.browser.conftest import open_view
@@ -57,15 +59,20 @@ def test_log_axis_tick_labels_on_a_phone_do_not_overprint(phone, base_url):
     assert all(a[1] <= b[0] for a, b in zip(boxes, boxes[1:], strict=False))
 
 
-RUN = {"run": "llama-dp2-tp2-pp2-with-a-long-name", "status": "live", "dp": 2, "tp": 2, "pp": 2,
-       "schedule": "interleaved", "microbatches": 16, "last_step": 41, "steps": 200,
-       "world": 8, "updated": 0}  # fmt: skip
+RUN = {"run": "llama-dp2-tp2-pp2-with-a-long-name", "status": "running", "dp": 2, "tp": 2,
+       "pp": 2, "schedule": "interleaved", "microbatches": 16, "last_step": 41, "steps": 200,
+       "world": 8, "updated": 0,
+       "verdict": {"status": "live", "label": "live", "summary": "", "step": None,
+                   "first": None}}  # fmt: skip
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_runs_list_on_a_phone_is_cards_of_labelled_lines(phone, base_url, lang):
     # The list as the page's refresh draws it, from /api/runs (answered here with one run).
-    phone.route("**/api/runs", lambda route: route.fulfill(json={"runs": [RUN]}))
+    # (?lang= included: the list asks in the page's language for the verdict's words)
+    phone.route(
+        re.compile(r".*/api/runs(\?.*)?$"), lambda route: route.fulfill(json={"runs": [RUN]})
+    )
     phone.goto(f"{base_url}/runs?lang={lang}")
     assert page_width(phone) <= 390  # the empty list's long command wraps too
     row = phone.locator(f'#runs-table tr[data-run="{RUN["run"]}"]')

@@ -80,7 +80,7 @@ def test_the_page_shows_unreceived_records_and_dead_ranks(tmp_path, browser):
         assert wait_until(lambda: _status(srv, "spooled") == "incomplete")
         page = browser.new_page()
         page.goto(f"{srv.base}/runs/spooled")
-        note = page.locator("#run-unreceived")
+        note = page.locator("#run-verdict")
         note.wait_for(state="visible", timeout=10_000)
         n = spooled.world_size * (STEPS - LIVE_STEPS)
         assert note.text_content().startswith(f"incomplete: {n} records not yet received")
