@@ -141,10 +141,11 @@ def get_steps(
 
 @router.get(
     "/{run}/analysis",
-    summary="One step measured vs predicted, bubble causes, heatmap",
+    summary="One step: measured, its replay, the cost model's prediction, bubble causes",
     response_class=Response,
 )
 def get_analysis(
+    request: Request,
     run: RunName,
     live: LiveDep,
     step: Annotated[int | None, Query(ge=0, le=MAX_STEP)] = None,
@@ -164,7 +165,8 @@ def get_analysis(
 
     def compute() -> bytes:
         texts = live.reader.window(run, first, step)
-        view = analysis.analyse(info, [ProbeRecord.model_validate_json(t) for t in texts], step)
+        records = [ProbeRecord.model_validate_json(t) for t in texts]
+        view = analysis.analyse(info, records, step, request.app.state.hardware)
         return json.dumps(view, separators=(",", ":"), allow_nan=False).encode()
 
     # Cached encoded: every viewer following a run asks for the same step within a second.

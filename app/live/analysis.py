@@ -1,22 +1,39 @@
-"""The live page's view of one step: measured timeline, predicted ghost, residuals, bubble
-causes, rank heatmap. Pure assembly over app.core.fidelity.measured; the page only draws this.
+"""The live page's view of one step: measured timeline, the replay ghost, residuals, bubble
+causes, rank heatmap, and the cost model's a-priori prediction. Pure assembly over
+app.core.fidelity.measured and app.live.a_priori; the page only draws this.
+
+Two numbers stand beside the measured one, and only one of them is a prediction:
+
+* ``replay``: the core's simulation of this run's schedule fed with this run's own mean
+  F/B/W per stage (app.core.fidelity.measured.predict). It matches the measured pipeline by
+  construction, up to waiting and host time; the ghost and the residuals are against it.
+  (``predicted`` is the same object under its old name, kept for API readers.)
+* ``a_priori``: the cost model's prediction for the run's configuration on a hardware entry
+  (app.live.a_priori says which and why), with nothing measured going in.
+
+Shares of the step have one basis everywhere (``shares``): each part's mean seconds per
+rank over the mean rank's step time. The table of where the step went and the advice's
+rules both use it, so "TP is 49% of the step" reads the same in both.
 
 ``window`` is the records of a few steps ending at the drawn one: the mean durations that
-feed the prediction come from all of them but step 0 (steadier than one step), everything
+feed the replay come from all of them but step 0 (steadier than one step), everything
 else from the drawn step alone.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 
 from app.core.fidelity import measured
+from app.core.inputs.hardware import HARDWARE, HardwareSpec
 from app.core.inputs.protocol import ProbeRecord, RunInfo
 from app.core.layout.topology import Layout, parse_order
 from app.core.schedules import ScheduleError
 from app.core.schedules.deadlock import DeadlockError
 from app.core.simulate import Timeline
 from app.core.teach import advice
+from app.live import a_priori
 
 MAX_DRAWN_EVENTS = 60_000  # past this the browser stalls; tp pulses go first, then sends
 DROP_ORDER = ("tp", "pp_send", "pp_recv")
@@ -140,18 +157,30 @@ def _pipeline_s(events: list[dict], first_s: float) -> float:
     return max(ends) - first_s if ends else 0.0
 
 
+def shares_json(breakdowns) -> dict:
+    """The one basis of every share on the page: the mean rank's step (each part's mean
+    seconds per rank over the mean step time per rank), so the parts add up to 100%. The
+    slowest rank's step (the step's own time, the trend's) is given beside it."""
+    n = len(breakdowns) or 1
+    parts = ("step_time_s", "compute_s", "tp_s", "dp_s", "pp_wait_s", "host_s")
+    mean = {k: sum(getattr(b, k) for b in breakdowns) / n for k in parts}
+    slowest = max((b.step_time_s for b in breakdowns), default=0.0)
+    return {"basis": "mean_rank_step", "step_time_s": mean["step_time_s"],
+            "slowest_step_time_s": slowest, "mean": mean}  # fmt: skip
+
+
 def advice_json(info: RunInfo, layout: Layout, breakdowns) -> list[dict]:
-    """The core's tuning rules fed with this step's measured shares. The step is its
-    slowest rank; TP and DP time are the busiest rank's; the bubble is the mean share of
-    the step spent waiting for pipeline peers. Peak memory is left out (memory_ratio 0):
-    a probe record carries peak bytes but not the device's capacity."""
+    """The core's tuning rules fed with this step's measured time on the page's one basis
+    (``shares_json``): mean TP, DP and pipeline-wait seconds per rank over the mean rank's
+    step, the same shares as the table of where the step went. Peak memory is left out
+    (memory_ratio 0): a probe record carries peak bytes but not the device's capacity."""
     if not breakdowns:
         return []
-    step_s = max(b.step_time_s for b in breakdowns)
-    waits = [b.pp_wait_s / b.step_time_s for b in breakdowns if b.step_time_s > 0]
+    mean = shares_json(breakdowns)["mean"]
+    step_s = mean["step_time_s"]
     b = advice.Breakdown(
-        step_s=step_s, tp_s=max(b.tp_s for b in breakdowns), dp_s=max(b.dp_s for b in breakdowns),
-        bubble_fraction=sum(waits) / len(waits) if waits else 0.0, memory_ratio=0.0,
+        step_s=step_s, tp_s=mean["tp_s"], dp_s=mean["dp_s"],
+        bubble_fraction=mean["pp_wait_s"] / step_s if step_s > 0 else 0.0, memory_ratio=0.0,
         microbatches=info.microbatches, pp=info.pp, tp=info.tp, schedule=info.schedule.value,
         tp_crosses_node=layout.crosses_node("tp"),
     )  # fmt: skip
@@ -167,7 +196,12 @@ def warm(window: list[ProbeRecord]) -> list[ProbeRecord]:
     return later or window
 
 
-def analyse(info: RunInfo, window: list[ProbeRecord], step: int) -> dict:
+def analyse(
+    info: RunInfo,
+    window: list[ProbeRecord],
+    step: int,
+    registry: Mapping[str, HardwareSpec] = HARDWARE,
+) -> dict:
     layout = layout_of(info)
     mine = [r for r in window if r.step == step]
     durations = measured.stage_durations(warm(window), info.pp)
@@ -181,6 +215,7 @@ def analyse(info: RunInfo, window: list[ProbeRecord], step: int) -> dict:
     idle = measured.stage_idle_s(tl, info.pp) if tl else []
     events, left_out = timeline_events(mine, t0)
     actions = measured.residuals(mine, tl, first - t0, t0) if tl else []
+    replay = predicted_json(tl, first - t0, tail) if tl else None
     return {
         "run": info.run,
         "step": step,
@@ -194,8 +229,12 @@ def analyse(info: RunInfo, window: list[ProbeRecord], step: int) -> dict:
             "left_out": left_out,
             "links": links(events),
             "pipeline_s": _pipeline_s(events, first - t0),
+            "step_time_s": max((b.step_time_s for b in breakdowns), default=0.0),
         },
-        "predicted": predicted_json(tl, first - t0, tail) if tl else None,
+        "replay": replay,
+        "predicted": replay,  # the replay's old name: API readers keep working
+        "a_priori": a_priori.predict(info, registry),
+        "shares": shares_json(breakdowns),
         "durations": [
             {"stage": s, "f": d.f, "b": d.b, "w": d.w, "p2p": d.p2p, "tail": tail[s]}
             for s, d in enumerate(durations)

@@ -28,10 +28,13 @@ export async function drawBubble(div, tableEl, a) {
   const Plotly = await whenPlotly();
   await Plotly.react(div, traces, { ...small, barmode: "stack", legend: { orientation: "h", y: -0.35 },
     yaxis: { title: { text: tr("live.axis.seconds") } }, xaxis: { tickangle: -40, tickfont: { size: 10 } } }, CONFIG);
+  // Shares on the page's one basis (analysis "shares"): the mean rank's step, as the advice.
   const m = a.bubble.mean;
-  const head = ["live.table.mean_per_rank", "live.table.seconds", "live.table.of_step"].map(tr);
+  const basis = a.shares.step_time_s;
+  const head = [tr("live.table.mean_per_rank"), tr("live.table.seconds"), fill("live.table.of_mean_step", { time: seconds(basis) })];
   table(tableEl, head, Object.keys(CAUSE).map((k) =>
-    [causeName(k), seconds(m[k]), pct(m.step_time_s > 0 ? m[k] / m.step_time_s : NaN)]));
+    [causeName(k), seconds(m[k]), pct(basis > 0 ? m[k] / basis : NaN)]));
+  tableEl.dataset.basis = String(basis);
   div.dataset.ranks = String(per.length);
 }
 
@@ -64,9 +67,9 @@ export async function drawResiduals(div, tableEl, a) {
   const show = (x) => (Math.abs(x) < 1e-9 ? seconds(0) : `${x < 0 ? "−" : ""}${seconds(Math.abs(x))}`);
   const rows = Object.entries(a.residuals.by_kind).map(([k, s]) =>
     [k, String(s.n), show(s.mean_abs_end_s), show(s.max_abs_end_s), show(s.mean_duration_s)]);
-  const p = a.predicted;
+  const p = a.replay;
   if (p) {
-    rows.push([tr("live.table.step"), "", fill("live.table.predicted", { time: seconds(p.step_time_s) }),
+    rows.push([tr("live.table.step"), "", fill("live.table.replay", { time: seconds(p.step_time_s) }),
       fill("live.table.bubble", { pct: pct(p.bubble_fraction) }), ""]);
   }
   const head = ["kind", "actions", "mean_end", "max_end", "mean_duration"].map((k) => tr(`live.table.${k}`));

@@ -192,8 +192,7 @@ async function draw(a) {
   state.drawn = a.step;
   $("drawn-step").textContent = String(a.step);
   $("ranks-present").textContent = `${a.ranks_present}/${a.world}`;
-  $("measured-pipe").textContent = seconds(a.measured.pipeline_s);
-  $("predicted-pipe").textContent = a.predicted ? seconds(a.predicted.makespan_s) : "—";
+  showCompare(a);
   $("left-out").textContent = a.measured.left_out ? fill("live.left_out", { n: a.measured.left_out }) : "";
   await timeline.draw(a);
   await drawBubble($("bubble-chart"), $("bubble-table"), a);
@@ -201,6 +200,27 @@ async function draw(a) {
   await drawResiduals($("residual-chart"), $("residual-table"), a);
   showAdvice(a.advice);
   root.dataset.drawnStep = String(a.step);
+}
+
+// Measured, its replay (this run's own F/B/W through the simulator) and the cost model's
+// a-priori prediction, with the hardware the prediction was made on and why.
+function showCompare(a) {
+  const p = a.a_priori;
+  const ok = p && p.error === undefined;
+  const cells = {
+    "measured-pipe": a.measured.pipeline_s, "measured-step": a.measured.step_time_s,
+    "replay-pipe": a.replay?.makespan_s, "replay-step": a.replay?.step_time_s,
+    "predicted-pipe": ok ? p.pipeline_s : undefined, "predicted-step": ok ? p.step_time_s : undefined,
+  };
+  for (const [id, v] of Object.entries(cells)) $(id).textContent = v === undefined || v === null ? "—" : seconds(v);
+  let why = "";
+  if (p && !ok) why = fill("live.apriori.error", { error: p.error });
+  else if (p) {
+    const basis = fill(`live.apriori.${p.basis}`, { peak: p.declared_peak_tflops, device: p.device });
+    why = fill("live.apriori.on", { hw: p.hardware, why: basis });
+  }
+  $("apriori-basis").textContent = why;
+  $("compare-table").dataset.hardware = p?.hardware ?? "";
 }
 
 function showAdvice(lines) {

@@ -1,6 +1,6 @@
 import { drawArrow } from "./arrow.js";
 // The measured timeline of one step: a row per rank (grouped by dp, pp, tp), every timed
-// interval as a bar, the predicted ghost under each row, send -> receive arrows on a canvas.
+// interval as a bar, the replay ghost under each row, send -> receive arrows on a canvas.
 import { tr } from "./i18n.js";
 import { KIND } from "./palette.js";
 import { CONFIG, whenPlotly } from "./plot.js";
@@ -43,11 +43,12 @@ export class LiveTimeline {
     }).filter((t) => t.base.length);
   }
 
-  // The predicted events of each row's stage, drawn thin and grey under the measured bars.
-  ghostTrace(predicted, rows) {
-    if (!predicted) return [];
+  // The replay's events of each row's stage (the schedule simulated with this run's own
+  // mean F/B/W), drawn thin and grey under the measured bars.
+  ghostTrace(replay, rows) {
+    if (!replay) return [];
     const byStage = new Map();
-    for (const e of predicted.events) {
+    for (const e of replay.events) {
       if (!byStage.has(e.stage)) byStage.set(e.stage, []);
       byStage.get(e.stage).push(e);
     }
@@ -59,10 +60,10 @@ export class LiveTimeline {
       }
     });
     return [{
-      type: "bar", orientation: "h", name: tr("live.predicted"), meta: "predicted", base, x, y,
+      type: "bar", orientation: "h", name: tr("live.replay"), meta: "replay", base, x, y,
       width: GHOST.width, offset: GHOST.offset, text, textposition: "none",
       marker: { color: "rgba(90,90,90,.35)", line: { color: "rgba(60,60,60,.6)", width: 0.5 } },
-      hovertemplate: `${tr("live.predicted")} %{text}<extra></extra>`,
+      hovertemplate: `${tr("live.replay")} %{text}<extra></extra>`,
     }];
   }
 
@@ -72,8 +73,8 @@ export class LiveTimeline {
     const events = a.measured.events;
     this.links = a.measured.links;
     this.rowOf = rowOf;
-    const end = Math.max(0, ...events.map((e) => e.end), ...(a.predicted?.events ?? []).map((e) => e.end));
-    const traces = [...this.ghostTrace(a.predicted, rows), ...this.measuredTraces(events, rowOf)];
+    const end = Math.max(0, ...events.map((e) => e.end), ...(a.replay?.events ?? []).map((e) => e.end));
+    const traces = [...this.ghostTrace(a.replay, rows), ...this.measuredTraces(events, rowOf)];
     const layout = {
       barmode: "overlay", height: Math.min(900, 90 + rows.length * 30), hovermode: "closest",
       margin: { l: 118, r: 12, t: 10, b: 40 }, showlegend: false,

@@ -1,0 +1,85 @@
+"""The cost model's a-priori prediction for a measured run: the run's own configuration
+(mesh, schedule, microbatches, the probe's GPT shape, dtype) through
+``app.core.evaluate.evaluate`` on a hardware entry of the server's registry, with no
+measured number going in. The replay (app.core.fidelity.measured.predict) is the other
+thing the run page sets beside the measurement: a simulation fed with this run's own F/B/W,
+which matches the measured pipeline by construction. Only this one tests the model.
+
+Which hardware: a run declares no hardware profile, only its device and, on a known GPU (or
+with ``--peak-tflops``), its dense peak at the run's dtype. So:
+
+* ``declared_peak``: the entry (preset or loaded profile) whose GEMM peak at the run's dtype
+  is nearest the declared one (by ratio);
+* ``only_profile``: no peak declared and the server loaded exactly one profile (``meshscope
+  serve --hardware-profile``, e.g. this box calibrated): that one;
+* ``default``: otherwise the scenario's default preset; the page says this is not the run's
+  machine.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.core.evaluate import evaluate
+from app.core.inputs.hardware import HARDWARE, HardwareSpec
+from app.core.inputs.protocol import RunInfo
+from app.core.inputs.scenario import Scenario, ScenarioError
+
+DEFAULT = Scenario.model_fields["hardware"].default
+
+
+def hardware_for(info: RunInfo, registry: Mapping[str, HardwareSpec]) -> tuple[str, str]:
+    """(entry name, basis): see the module docstring."""
+    element = 4 if info.dtype == "fp32" else 2
+    if info.peak_tflops:
+        peak = info.peak_tflops
+        name = min(
+            registry,
+            key=lambda k: (abs(math.log(registry[k].matmul_tflops(element) / peak)), k),
+        )
+        return name, "declared_peak"
+    loaded = [k for k in registry if k not in HARDWARE]
+    if len(loaded) == 1:
+        return loaded[0], "only_profile"
+    return DEFAULT, "default"
+
+
+def scenario_of(info: RunInfo, hardware: str) -> Scenario:
+    """The probe's run as a scenario: its GPT blocks (GELU MLP of 4h, learned positions, an
+    untied head, no recompute), its mesh, schedule, batch and dtype."""
+    m = info.model
+    return Scenario(
+        dp=info.dp, tp=info.tp, pp=info.pp, order=info.order, gpus_per_node=info.gpus_per_node,
+        schedule=info.schedule, microbatches=info.microbatches,
+        virtual_stages=info.virtual_stages, model="custom", layers=m.layers, hidden=m.hidden,
+        heads=m.heads, vocab=m.vocab, seq_len=m.seq_len, micro_batch_size=m.microbatch_size,
+        gated_mlp=False, tied_embeddings=False, learned_positions=True, recompute="none",
+        dtype=info.dtype, hardware=hardware,
+    )  # fmt: skip
+
+
+def predict(info: RunInfo, registry: Mapping[str, HardwareSpec]) -> dict[str, Any]:
+    """The prediction the run page shows beside measured and replay, and what it rests on.
+    A configuration the cost model refuses gives ``error`` instead of numbers."""
+    name, basis = hardware_for(info, registry)
+    out: dict[str, Any] = {"hardware": name, "basis": basis, "declared_peak_tflops":
+                           info.peak_tflops, "device": info.device}  # fmt: skip
+    try:
+        s = scenario_of(info, name)
+        view = evaluate(s, registry)
+    except (ScenarioError, ValidationError, ValueError) as err:
+        return out | {"error": str(err)[:300]}
+    b = view["breakdown"]
+    return out | {
+        "step_time_s": view["step_time_s"],
+        "pipeline_s": b["pipeline_s"],
+        "tp_s": b["tp_s"],
+        "dp_s": b["dp_s"],
+        "optimizer_s": b["optimizer_s"],
+        "bubble_s": b["bubble_s"],
+        "query": s.query(),  # the overview's link for the same scenario
+    }
