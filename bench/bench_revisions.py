@@ -4,7 +4,8 @@
 
 Each revision is checked out with `git archive` into a temporary folder; the same harness
 runs in a fresh process per revision per round, the two alternating, so the box's drift
-falls on both. It times, through the entry points both revisions share:
+falls on both; each figure is the process's CPU time (best of a few calls), which a busy
+neighbour disturbs far less than wall time. It times, through the entry points both revisions share:
 
 * build + simulate of interleaved 1F1B at p=64, m=512, v=4 (bench_core.py's largest size);
 * evaluate() of the default scenario and of a 1,024-GPU interleaved one;
@@ -42,9 +43,10 @@ from app.core.schedules import build
 from app.core.simulate import Durations, simulate
 
 def timed(fn, reps):
+    # CPU time of this process: on a shared box, wall time mostly measures the neighbours.
     best = []
     for _ in range(reps):
-        t0 = time.perf_counter(); fn(); best.append(time.perf_counter() - t0)
+        t0 = time.process_time(); fn(); best.append(time.process_time() - t0)
     return min(best)
 
 out = {}

@@ -33,7 +33,7 @@ from app.core.evaluate.planner_trust import (
     Verdict,
     unjudged,
 )
-from app.core.fidelity import bands, board
+from app.core.fidelity import bands, board, kinds
 from app.core.inputs.hardware import HARDWARE
 from app.core.inputs.presets import MODELS
 from app.core.inputs.scenario import ScenarioError
@@ -71,32 +71,59 @@ def published_mfu(row: board.Row) -> float:
 
 
 def judge_of(rows: Sequence[board.Row]) -> Judge:
-    """The planner's Judge from the board's rows: the error band of a row's kind (its max
-    |error|: a tight row must stay faster whichever way the model errs), and what no predicted
-    published run validates: its hardware generation, its kind (bands.Kind: axes > 1 and
-    ZeRO-3), its schedule, a knob (SP, the overlaps) on that no run had on; with the highest
-    MFU published on its generation, which a row above is flagged for."""
+    """The planner's Judge from the board's rows: the held-out error band of a row's kind
+    (bands.band_for's rule; its max |error|: a tight row must stay faster whichever way the
+    model errs), the nearest validated kind's when its own has too few rows, and what no
+    predicted published run validates: its hardware generation, its kind, its schedule, a
+    knob (SP, the overlaps) on that no run had on; with the highest MFU published on its
+    generation, which a row above is flagged for."""
     predicted = [r for r in rows if not r.reason]
     scenarios = [board.scenario_of(r.run) for r in predicted]
     schedules = {s.schedule.value for s in scenarios}
-    kinds = {bands.row_kind(r) for r in predicted}
+    table = bands.by_kind(rows)
+    # "kind" is the mesh and ZeRO-3 (the schedule and SP have reasons of their own).
+    meshes = {_mesh(k) for k in table}
     knobs = {k for s in scenarios for k in KNOBS if getattr(s, k)}
     ceilings: dict[str | None, float] = {}
-    for r in predicted:
-        gen = bands.row_kind(r).generation
+    for r, s in zip(predicted, scenarios, strict=True):
+        gen = kinds.generation(s.hardware)
         ceilings[gen] = max(ceilings.get(gen, 0.0), published_mfu(r))
 
     def judge(shape: Shape) -> Verdict:
-        gen = bands.generation(shape.hardware)
-        kind = bands.Kind(gen, shape.tp > 1, shape.pp > 1, shape.dp > 1, shape.zero == 3)
-        found = bands.band(rows, kind)
-        why = ["hardware"] if gen is None else [] if kind in kinds else ["kind"]
+        kind = _kind(shape)
+        gen = kind.generation
+        why = ["hardware"] if gen is None else [] if _mesh(kind) in meshes else ["kind"]
         why += [] if shape.schedule in schedules else ["schedule"]
         why += [k for k in shape.knobs if k not in knobs]
-        band = (found["max_abs"], found["level"]) if found else (ERROR_BAND, "constant")
-        return Verdict(*band, tuple(why), ceilings.get(gen))
+        return Verdict(*_band(kind, table), tuple(why), ceilings.get(gen))
 
     return judge
+
+
+def _mesh(k: kinds.ConfigKind) -> tuple:
+    return k.generation, k.tp, k.pp, k.dp, k.zero3
+
+
+def _kind(shape: Shape) -> kinds.ConfigKind:
+    """kinds.kind_of for a planner row, which has no Scenario of its own yet."""
+    return kinds.ConfigKind(
+        generation=kinds.generation(shape.hardware),
+        schedule=shape.schedule if shape.pp > 1 else kinds.NO_PIPELINE,
+        tp=shape.tp > 1, pp=shape.pp > 1, dp=shape.dp > 1, zero3=shape.zero == 3,
+        sp="sequence_parallel" in shape.knobs and shape.tp > 1,
+    )  # fmt: skip
+
+
+def _band(kind: kinds.ConfigKind, table: dict) -> tuple[float, str]:
+    """The kind's held-out max |error| (validated: MIN_ROWS rows), else its nearest validated
+    kind's, else the constant."""
+    if kind.generation is None:  # no fitted constants: no published run speaks for it
+        return ERROR_BAND, "constant"
+    mine = table.get(kind, [])
+    if len(mine) >= bands.MIN_ROWS:
+        return bands.summary([r.held_out_error for r in mine])["max_abs"], "kind"
+    near = bands.nearest(kind, table)
+    return (near["max_abs"], "nearest") if near else (ERROR_BAND, "constant")
 
 
 router = APIRouter(tags=["plan"])

@@ -173,13 +173,3 @@ def test_the_report_gives_in_sample_held_out_and_baseline_overall_and_per_source
         ("hopper", 1, False),
     ]
     assert rep["kinds"][0]["in_sample"]["median_abs"] == pytest.approx(0.11)
-
-
-def test_the_earlier_five_field_band_stays_for_the_planner():
-    rows = [row(0.5, error=0.02), row(0.5, error=-0.04), row(0.5, error=0.06), row(0.5, tp=1)]
-    band = fidelity_bands.band(rows, fidelity_bands.row_kind(rows[0]))
-    assert (band["level"], band["rows"]) == ("kind", 3)
-    assert band["max_abs"] == pytest.approx(0.06)  # in-sample, as app/api/plan.py had it
-    assert fidelity_bands.Kind("ampere", True, True, True, False) == fidelity_bands.row_kind(
-        rows[0]
-    )

@@ -42,7 +42,7 @@ class Shape:
 @dataclass(frozen=True)
 class Verdict:
     band: float  # the model's |error| on runs of this kind, as a fraction
-    band_level: str  # "kind", "generation", "all" (the board's levels) or "constant"
+    band_level: str  # "kind" (its held-out rows), "nearest" (validated kind) or "constant"
     # Why no validated published run is like it ("hardware", "kind", "schedule", or the name
     # of a knob no run had on), empty when one is; None when no runs were given (not judged).
     unvalidated: tuple[str, ...] | None

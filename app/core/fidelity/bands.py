@@ -24,7 +24,6 @@ from dataclasses import astuple
 from functools import lru_cache
 from typing import Any
 
-from app.core.fidelity import legacy_bands
 from app.core.fidelity.board import BASELINE_MFU, Row, scenario_of, source_family, summary
 from app.core.fidelity.fit import GRID, LIMIT
 from app.core.fidelity.kinds import GENERATIONS, ConfigKind, as_json, differences, kind_of
@@ -32,13 +31,6 @@ from app.core.fidelity.published_runs import PublishedRun
 from app.core.inputs.scenario import Scenario
 from app.core.schedules import FORWARD_ONLY
 
-# The in-sample band by the earlier five-field kind, which app/api/plan.py still reads.
-Kind, row_kind, band, generation = (
-    legacy_bands.Kind,
-    legacy_bands.row_kind,
-    legacy_bands.band,
-    legacy_bands.generation,
-)
 MIN_ROWS = 3  # fewer held-out rows than this say too little about a kind to validate it
 # Overrides that change the time a scenario takes: its hardware is no longer the preset's.
 SPEED_OVERRIDES = ("peak_tflops", "intra_gbps", "inter_gbps")
