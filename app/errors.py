@@ -1,12 +1,16 @@
 """Validation errors -> HTTP 422 naming the field and the reason, safe for NaN and inf.
 
 FastAPI's default handler echoes the rejected input; ``float('nan')`` in that echo makes
-JSON encoding fail and turns a 422 into a 500. This handler never echoes raw values.
+JSON encoding fail and turns a 422 into a 500. This handler never echoes raw values, and a
+parameter name in ``loc`` is cut to ECHO_LIMIT characters (an unknown 10 kB name is not
+sent back whole). A core error with a message key (ScenarioError, QuizError) is a detail
+whose ``type`` is the key and whose ``ctx`` its params, so a page words it in its language.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -15,6 +19,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from app.core.inputs.scenario import ScenarioError
+from app.core.support.echo import ECHO_LIMIT, echo
 
 
 def _safe(value: Any) -> Any:
@@ -25,10 +30,41 @@ def _safe(value: Any) -> Any:
     return str(value)
 
 
+def _name(value: Any) -> Any:
+    """A ``loc`` part: a parameter name the user typed is cut past ECHO_LIMIT characters."""
+    value = _safe(value)
+    return str(echo(value, quote=False)) if isinstance(value, str) else value
+
+
+# A message whose code quoted an input without app.core.support.echo (e.g. a route's own
+# f-string) still must not send it back whole: a run of more non-space characters than any
+# quote echo() makes (ECHO_LIMIT characters, each at most 4 as repr escapes) is cut.
+_RUN = 4 * ECHO_LIMIT + 10
+LONG_RUN = re.compile(rf"'([^'\s]{{{_RUN},}})'|\S{{{_RUN},}}")
+
+
+def bounded(text: str) -> str:
+    """``text`` with every overlong run of non-space characters (or a quoted one) cut as
+    echo() cuts it."""
+    return LONG_RUN.sub(
+        lambda m: str(echo(m.group(1)) if m.group(1) else echo(m.group(0), quote=False)), text
+    )
+
+
+def detail_of(exc: Exception, prefix: tuple[str, ...] = ("query",)) -> dict[str, Any]:
+    """A core error that names one field (``field``, English ``reason``, and optionally a
+    message ``key`` with ``params``) as a pydantic-style error detail."""
+    key = getattr(exc, "key", None)
+    detail = {"loc": [*prefix, exc.field], "msg": exc.reason, "type": key or "value_error"}
+    if key and getattr(exc, "params", None):
+        detail["ctx"] = dict(exc.params)
+    return detail
+
+
 def issue(
     loc: list[Any], msg: str, kind: str = "value_error", ctx: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    out = {"loc": [_safe(x) for x in loc], "msg": msg, "type": kind}
+    out = {"loc": [_name(x) for x in loc], "msg": bounded(msg), "type": kind}
     if ctx:
         # The bound or the choices, so a page can say the reason in its own language.
         out["ctx"] = {str(k): _safe(v) for k, v in ctx.items()}
@@ -48,6 +84,12 @@ def unprocessable(details: list[dict[str, Any]]) -> JSONResponse:
     return JSONResponse(status_code=422, content={"detail": details})
 
 
+def refused(exc: Exception) -> JSONResponse:
+    """The 422 of a core error naming one field (see ``detail_of``)."""
+    d = detail_of(exc)
+    return unprocessable([issue(d["loc"], d["msg"], d["type"], d.get("ctx"))])
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _request_invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -59,4 +101,4 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ScenarioError)
     async def _scenario_invalid(_: Request, exc: ScenarioError) -> JSONResponse:
-        return unprocessable([issue(["query", exc.field], exc.reason)])
+        return refused(exc)

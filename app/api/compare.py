@@ -15,7 +15,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
 
-from app import errors
+from app import errors, i18n
 from app.api import controls
 from app.api.fidelity import with_compare_bands
 from app.api.hardware import Registry, RegistryDep
@@ -23,6 +23,7 @@ from app.api.page_data import respond
 from app.core.evaluate import compare
 from app.core.inputs.presets import MODELS
 from app.core.inputs.scenario import Scenario
+from app.i18n.errors import message, unknown_lang
 from app.paths import asset_dir
 
 PAGE_VIEW_KEYS = frozenset({"lang"})
@@ -37,7 +38,9 @@ DESCRIPTION = (
 
 
 def _unprocessable(exc: compare.CompareError) -> JSONResponse:
-    return errors.unprocessable([errors.issue(list(loc), msg) for loc, msg in exc.issues])
+    return errors.unprocessable(
+        [errors.issue(list(i.loc), i.msg, i.kind, i.ctx) for i in exc.issues]
+    )
 
 
 def _options(registry: Registry) -> dict[str, Any]:
@@ -50,11 +53,18 @@ def _options(registry: Registry) -> dict[str, Any]:
     }
 
 
-def _page_errors(exc: compare.CompareError | None) -> dict[str, str]:
-    """Issues keyed by their loc without "query": "dp", "preset", "s.1.dp"."""
+def _page_errors(
+    exc: compare.CompareError | None, lang: str, catalog: i18n.Catalog
+) -> dict[str, str]:
+    """Issues keyed by their loc without "query": "dp", "preset", "s.1.dp", each worded in
+    the page's language (its message key's template, else the English message)."""
     out: dict[str, str] = {}
-    for loc, msg in exc.issues if exc else []:
-        out.setdefault(".".join(str(x) for x in loc if x != "query") or "query", msg)
+    table = catalog.table(lang)
+    for i in exc.issues if exc else []:
+        loc = errors.issue(list(i.loc), i.msg)["loc"]  # a typed parameter name comes back cut
+        key = ".".join(str(x) for x in loc if x != "query") or "query"
+        text = message({"type": i.kind, "msg": i.msg, "ctx": i.ctx}, lang, table)
+        out.setdefault(key, text)
     return out
 
 
@@ -94,9 +104,14 @@ def make_router() -> APIRouter:
             )
         except compare.CompareError as exc:
             problem = exc
-        errs = _page_errors(problem)
+        catalog = request.app.state.i18n
+        errs = _page_errors(problem, lang, catalog)
         if lang_raw not in langs:
-            errs["lang"] = f"one of: {', '.join(langs)}"
+            err = unknown_lang(langs)
+            errs["lang"] = message(
+                {"type": err.type, "msg": err.message(), "ctx": err.context}, lang,
+                catalog.table(lang),
+            )  # fmt: skip
         base = result["base"] if result and result["base"] is not None else {}
         first = result["members"][0]["query"] if result else {}
         lang_q = [("lang", lang)] if lang != "en" else []

@@ -12,6 +12,8 @@ from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
 from app import i18n
+from app.core.support.echo import echo
+from app.errors import bounded, detail_of
 from app.i18n.errors import message
 
 
@@ -22,7 +24,16 @@ def json_for_script(data: Any) -> str:
 
 def field_of(loc: tuple | list) -> str:
     parts = [str(p) for p in loc if p not in ("query", "__root__")]
-    return parts[0] if parts else "query"
+    # An unknown parameter's name is the user's: cut, as errors.issue cuts it in a 422.
+    return str(echo(parts[0], quote=False)) if parts else "query"
+
+
+def reason_text(exc: Exception, lang: str = "en", catalog: i18n.Catalog | None = None) -> str:
+    """A core error naming one field (ScenarioError, QuizError) in the page's language: its
+    message key's template from the catalogue, else (or in English) its English reason."""
+    catalog = catalog or i18n.default()
+    lang = lang if lang in catalog.langs else "en"
+    return message(detail_of(exc), lang, catalog.table(lang))
 
 
 def errors_by_field(
@@ -44,6 +55,10 @@ def respond(
 ) -> HTMLResponse:
     """A page: data["page"]'s template in data["state"]["lang"], with the page's strings and
     state embedded for its script, and status 422 whenever data["errors"] is not empty."""
+    # Every message bounded: a route's own f-string may quote a long input whole.
+    data["errors"] = {k: bounded(v) for k, v in data["errors"].items()}
+    if "unknown" in context:
+        context["unknown"] = {k: bounded(v) for k, v in context["unknown"].items()}
     lang, errors = data["state"]["lang"], data["errors"]
     catalog = request.app.state.i18n  # the templates' t() and the JS's table: one catalogue
     data["strings"] = catalog.strings(lang)

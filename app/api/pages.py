@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from app import i18n
 from app.api import controls, limits
-from app.api.page_data import errors_by_field, respond
+from app.api.page_data import errors_by_field, reason_text, respond
 from app.core.inputs.scenario import Scenario, ScenarioError
 from app.core.layout import orders
 from app.core.layout.topology import (
@@ -84,11 +84,15 @@ def build_view(
         try:
             model = run(scenario)
         except ScenarioError as exc:
-            errors[exc.field] = exc.reason
+            errors[exc.field] = reason_text(exc, view.lang, catalog)
         except limits.TooLargeToEmbed as big:  # the browser fetches it (limits.py)
             extra = big.deferred()
     if model is not None and view.rank is not None and view.rank >= model["layout"]["world_size"]:
-        errors["rank"] = f"rank {view.rank} is outside the world of {model['layout']['world_size']}"
+        outside = ScenarioError.keyed(
+            "rank", "page.rank_outside", "rank {rank} is outside the world of {world}",
+            rank=view.rank, world=model["layout"]["world_size"],
+        )  # fmt: skip
+        errors["rank"] = reason_text(outside, view.lang, catalog)
     if model is not None:
         extra = page_extra(name, model)
     data = {
@@ -168,7 +172,11 @@ def make_router() -> APIRouter:
         catalog = request.app.state.i18n
         data, errors = build_view(name, params, run, catalog)
         if preset is not None:
-            errors["preset"] = f"unknown preset; one of: {', '.join(PAGE_PRESETS)}"
+            unknown_preset = ScenarioError.keyed(
+                "preset", "page.preset_unknown", "unknown preset; one of: {known}",
+                known=", ".join(PAGE_PRESETS),
+            )  # fmt: skip
+            errors["preset"] = reason_text(unknown_preset, data["state"]["lang"], catalog)
         scenario_params = {k: v for k, v in params.items() if k not in controls.VIEW_KEYS}
         return respond(
             templates, request, data,

@@ -19,7 +19,7 @@ from app import errors as http_errors
 from app import i18n
 from app.api import controls
 from app.api.hardware import Registry, RegistryDep
-from app.api.page_data import errors_by_field, respond
+from app.api.page_data import errors_by_field, reason_text, respond
 from app.core.evaluate.primer import PRIMER_KEYS, PrimerParams, primer
 from app.core.inputs.scenario import Scenario, ScenarioError
 from app.paths import asset_dir
@@ -74,7 +74,7 @@ def build_primer(
         try:
             result = primer(scenario, own, registry)
         except ScenarioError as exc:
-            errs[exc.field] = exc.reason
+            errs[exc.field] = reason_text(exc, lang, catalog)
     if view is None:  # another view key was bad: keep the language if it is known
         known = {"lang": lang} if lang in catalog.langs else {}
         view = controls.ViewState.model_validate(known, context=catalog.context)
@@ -109,7 +109,7 @@ def get_primer(q: Annotated[PrimerQuery, Query()], registry: RegistryDep) -> Any
     try:
         return primer(*split(q), registry)
     except ScenarioError as exc:
-        return http_errors.unprocessable([http_errors.issue(["query", exc.field], exc.reason)])
+        return http_errors.refused(exc)
 
 
 def make_page_router() -> APIRouter:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from app import i18n
 from app.api import controls
 from app.api.hardware import Registry, RegistryDep
-from app.api.page_data import errors_by_field, respond
+from app.api.page_data import errors_by_field, reason_text, respond
 from app.core.evaluate.sweep import KNOBS, SWEEP_KEYS, SweepParams, sweep
 from app.core.inputs.scenario import Scenario, ScenarioError
 from app.core.schedules import ScheduleName
@@ -90,7 +90,7 @@ def build_trend(
         try:
             result = sweep(*split(both), hardware=registry)
         except ScenarioError as exc:
-            errors[exc.field] = exc.reason
+            errors[exc.field] = reason_text(exc, view.lang, catalog)
     defaults = {**controls.defaults(), **SweepParams().model_dump(), **TrendView().model_dump()}
     return {
         "page": "trend",

@@ -167,7 +167,9 @@ function column(m) {
     el("a", { href: `/flow?${q}`, "data-link": "flow" }, tr("cmp.open.flow")));
   card.append(links);
   if (!m.valid) {
-    card.append(el("p", { class: "banner error reason" }, `${tr("cmp.invalid")}: ${m.error.field} — ${m.error.reason}`));
+    // The core's reason in the page's language: its message key's template, else English.
+    const reason = errorText({ type: m.error.key ?? "value_error", msg: m.error.reason, ctx: m.error.params });
+    card.append(el("p", { class: "banner error reason" }, `${tr("cmp.invalid")}: ${m.error.field} — ${reason}`));
     return card;
   }
   card.append(stats(m));

@@ -1,6 +1,7 @@
 // Trend page: draws the sweep JSON (no formula here) and keeps the sweep in the URL.
 import { bindForm, bindHeader, showErrors } from "./controls.js";
 import { bytes, el, num, pct, seconds } from "./fmt.js";
+import { errorText } from "./i18n.js";
 import { categorical } from "./palette.js";
 import { CONFIG, whenPlotly } from "./plot.js";
 import { fetchScenarioJSON, params, setParams, tr } from "./state.js";
@@ -26,6 +27,9 @@ let seq = 0;
 const label = (sweep, key) =>
   sweep.series === "schedule" ? key : sweep.series === "none" ? "" : `${tr(`trend.knob.${sweep.series}`)} = ${key}`;
 
+// An invalid point's reason in the page's language: its message key's template, else English.
+const reason = (pt) => errorText({ type: pt.key ?? "value_error", msg: pt.reason, ctx: pt.params });
+
 function href(pt, view) {
   const q = new URLSearchParams(pt.query);
   if (params().lang) q.set("lang", params().lang);
@@ -34,7 +38,7 @@ function href(pt, view) {
 
 function show(pt) {
   panel.replaceChildren(el("b", {}, `${pt.line ? pt.line + " · " : ""}${tr(`trend.knob.${pt.knob}`)} = ${pt.x}`));
-  if (!pt.valid) panel.append(el("span", { class: "oom" }, ` ${tr("trend.invalid")}: ${pt.field} — ${pt.reason}`));
+  if (!pt.valid) panel.append(el("span", { class: "oom" }, ` ${tr("trend.invalid")}: ${pt.field} — ${reason(pt)}`));
   if (!pt.query) return;
   for (const view of ["overview", "flow"])
     panel.append(" ", el("a", { href: href(pt, view), "data-open": view }, tr(`trend.open_${view}`)));
@@ -56,7 +60,7 @@ function traces(sweep, name) {
   }));
   const bad = flat.filter((p) => !p.valid);
   out.push({ x: bad.map((p) => p.x), y: bad.map(() => 0), customdata: bad.map((p) => p.i),
-    text: bad.map((p) => `${p.line} ${x} = ${p.x}<br>${tr("trend.invalid")}: ${p.field} — ${p.reason}`),
+    text: bad.map((p) => `${p.line} ${x} = ${p.x}<br>${tr("trend.invalid")}: ${p.field} — ${reason(p)}`),
     mode: "markers", marker: { symbol: "x", size: 9, color: "#888" }, hovertemplate: "%{text}<extra></extra>" });
   return out;
 }

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, urlencode
 
 from pydantic import ValidationError
@@ -27,6 +27,7 @@ from app.core.evaluate.one_scenario import Registry, evaluate
 from app.core.inputs.hardware import HARDWARE
 from app.core.inputs.scenario import Scenario, ScenarioError
 from app.core.schedules import MULTI_CHUNK, ScheduleName
+from app.core.support.echo import echo
 from app.core.views import compare_view
 
 PRESETS = ("factory", "schedules")
@@ -41,11 +42,26 @@ TEACHING_BASE = MappingProxyType(
 Loc = tuple[str | int, ...]
 
 
-class CompareError(ValueError):
-    """Every problem in the request, each as (loc, message); loc starts with "query"."""
+class Issue(NamedTuple):
+    """One problem: where (loc starts with "query"), the English message, and the message's
+    key and params (pydantic's error type and ctx, or a ScenarioError's key and params) so the
+    web layer can word it in a page's language."""
 
-    def __init__(self, issues: list[tuple[Loc, str]]) -> None:
-        super().__init__("; ".join(f"{'.'.join(map(str, loc))}: {msg}" for loc, msg in issues))
+    loc: Loc
+    msg: str
+    kind: str = "value_error"
+    ctx: dict[str, Any] | None = None
+
+
+def _issue(loc: Loc, key: str, template: str, /, **params: Any) -> Issue:
+    return Issue(loc, template.format(**params), key, params or None)
+
+
+class CompareError(ValueError):
+    """Every problem in the request, each an Issue."""
+
+    def __init__(self, issues: list[Issue]) -> None:
+        super().__init__("; ".join(f"{'.'.join(map(str, i.loc))}: {i.msg}" for i in issues))
         self.issues = issues
 
 
@@ -63,15 +79,17 @@ class Request:
         return [("preset", self.preset), *self.base.query().items()]
 
 
-def _issues_of(exc: ValidationError, prefix: Loc) -> list[tuple[Loc, str]]:
+def _issues_of(exc: ValidationError, prefix: Loc) -> list[Issue]:
     out = []
     for e in exc.errors():
-        msg = "unknown parameter" if e.get("type") == "extra_forbidden" else str(e.get("msg"))
-        out.append(((*prefix, *(x for x in e.get("loc", ()) if x != "__root__")), msg))
+        kind = str(e.get("type", "value_error"))
+        msg = "unknown parameter" if kind == "extra_forbidden" else str(e.get("msg"))
+        loc = (*prefix, *(x for x in e.get("loc", ()) if x != "__root__"))
+        out.append(Issue(loc, msg, kind, e.get("ctx")))
     return out
 
 
-def _scenario(raw: dict[str, str], prefix: Loc, issues: list[tuple[Loc, str]]) -> Scenario | None:
+def _scenario(raw: dict[str, str], prefix: Loc, issues: list[Issue]) -> Scenario | None:
     try:
         return Scenario.model_validate(raw)
     except ValidationError as exc:
@@ -83,19 +101,17 @@ def _pairs_to_dict(pairs: list[tuple[str, str]], prefix: Loc, issues: list) -> d
     out: dict[str, str] = {}
     for k, v in pairs:
         if k in out:
-            issues.append(((*prefix, k), "given more than once"))
+            issues.append(_issue((*prefix, k), "compare.repeated", "given more than once"))
         out[k] = v
     return out
 
 
-def _explicit(values: list[str], issues: list[tuple[Loc, str]]) -> tuple[Scenario, ...]:
+def _explicit(values: list[str], issues: list[Issue]) -> tuple[Scenario, ...]:
     if not MIN_SCENARIOS <= len(values) <= MAX_SCENARIOS:
         issues.append(
-            (
-                ("query", "s"),
-                f"give {MIN_SCENARIOS} to {MAX_SCENARIOS} scenarios, got {len(values)}",
-            )
-        )
+            _issue(("query", "s"), "compare.count", "give {min} to {max} scenarios, got {n}",
+                   min=MIN_SCENARIOS, max=MAX_SCENARIOS, n=len(values))
+        )  # fmt: skip
         return ()
     members = []
     for i, text in enumerate(values):
@@ -134,15 +150,14 @@ def expand_schedules(base: Scenario) -> tuple[Scenario, ...]:
 
 def parse(pairs: list[tuple[str, str]], view_keys: frozenset[str] = frozenset()) -> Request:
     """The request from URL pairs (view keys ignored). Raises CompareError naming each field."""
-    issues: list[tuple[Loc, str]] = []
+    issues: list[Issue] = []
     s_values = [v for k, v in pairs if k == "s"]
     presets = [v for k, v in pairs if k == "preset"]
     base_pairs = [(k, v) for k, v in pairs if k not in RESERVED and k not in view_keys]
     if s_values and (presets or base_pairs):
         loc = ("query", "preset") if presets else ("query", base_pairs[0][0])
-        issues.append(
-            (loc, "use either s=<scenario> (2 to 4) or preset=<name> with base parameters")
-        )
+        issues.append(_issue(loc, "compare.either", "use either s=<scenario> (2 to 4) or "
+                             "preset=<name> with base parameters"))  # fmt: skip
         raise CompareError(issues)
     if s_values:
         members = _explicit(s_values, issues)
@@ -153,11 +168,11 @@ def parse(pairs: list[tuple[str, str]], view_keys: frozenset[str] = frozenset())
         presets, base_pairs = ["factory"], list(TEACHING_BASE.items())
     preset = presets[0] if presets else "factory"
     if len(presets) > 1:
-        issues.append((("query", "preset"), "given more than once"))
+        issues.append(_issue(("query", "preset"), "compare.repeated", "given more than once"))
     elif preset not in PRESETS:
-        issues.append(
-            (("query", "preset"), f"unknown preset {preset!r}; one of: {', '.join(PRESETS)}")
-        )
+        issues.append(_issue(("query", "preset"), "compare.preset_unknown",
+                             "unknown preset {name}; one of: {known}",
+                             name=echo(preset), known=", ".join(PRESETS)))  # fmt: skip
     base = _scenario(_pairs_to_dict(base_pairs, ("query",), issues), ("query",), issues)
     if issues or base is None:
         raise CompareError(issues)
@@ -169,13 +184,14 @@ def compare(req: Request, hardware: Registry = HARDWARE) -> dict[str, Any]:
     """Evaluate every member against the hardware registry; the side-by-side view model.
     Explicit members must all be valid."""
     views: list[dict[str, Any] | ScenarioError] = []
-    issues: list[tuple[Loc, str]] = []
+    issues: list[Issue] = []
     for i, m in enumerate(req.members):
         try:
             views.append(evaluate(m, hardware))
         except ScenarioError as exc:
             views.append(exc)
-            issues.append((("query", "s", i, exc.field), exc.reason))
+            key = exc.key or "value_error"
+            issues.append(Issue(("query", "s", i, exc.field), exc.reason, key, exc.params))
     if req.preset is None and issues:
         raise CompareError(issues)
     members = compare_view.members_json(list(req.members), views)

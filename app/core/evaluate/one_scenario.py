@@ -28,43 +28,53 @@ from app.core.views.scenario_json import layout_json, schedule_json, tail_json, 
 Registry = Mapping[str, HardwareSpec]
 
 
+def _check_world(s: Scenario) -> None:
+    if s.world_size > MAX_WORLD:
+        raise ScenarioError.keyed(
+            "dp", "scenario.world", "world size dp*tp*pp = {dp}*{tp}*{pp} = {world} > {limit}",
+            dp=s.dp, tp=s.tp, pp=s.pp, world=s.world_size, limit=MAX_WORLD,
+        )  # fmt: skip
+
+
 def check(s: Scenario) -> None:
     """Cross-field rules, each reported against the field to change."""
-    if s.world_size > MAX_WORLD:
-        raise ScenarioError(
-            "dp", f"world size dp*tp*pp = {s.dp}*{s.tp}*{s.pp} = {s.world_size} > {MAX_WORLD}"
-        )
+    _check_world(s)
     try:
         schedules.validate(s.schedule, s.pp, s.microbatches, s.virtual_stages)
     except schedules.ScheduleError as exc:
-        raise ScenarioError(exc.field, exc.reason) from exc
+        raise ScenarioError(exc.field, exc.reason, exc.key, exc.params) from exc
     given, copies = s.layer_split, s.schedule in schedules.TWO_COPIES
     if given is not None and copies and len(given) != s.pp:
-        raise ScenarioError(
-            "stage_layers",
-            f"length vs pp: {len(given)} entries, but {s.schedule.value} splits each of its "
-            f"two copies of the model over pp = {s.pp} stages, one entry each",
-        )
+        raise ScenarioError.keyed(
+            "stage_layers", "scenario.stage_layers_copies",
+            "length vs pp: {n} entries, but {schedule} splits each of its "
+            "two copies of the model over pp = {pp} stages, one entry each",
+            n=len(given), schedule=s.schedule.value, pp=s.pp,
+        )  # fmt: skip
     if given is not None and not copies and len(given) != s.pp * s.chunks:
-        raise ScenarioError(
-            "stage_layers",
-            f"length vs pp*chunks: {len(given)} entries, but pp*chunks = {s.pp}*{s.chunks} = "
-            f"{s.pp * s.chunks} virtual stages need one each",
-        )
+        raise ScenarioError.keyed(
+            "stage_layers", "scenario.stage_layers_length",
+            "length vs pp*chunks: {n} entries, but pp*chunks = {pp}*{chunks} = "
+            "{vs} virtual stages need one each",
+            n=len(given), pp=s.pp, chunks=s.chunks, vs=s.pp * s.chunks,
+        )  # fmt: skip
     _check_fb_time(s)
     if s.tp_comm_overlap and not s.sequence_parallel:
         # Megatron-LM arguments.py: "Tensor parallel communication/GEMM overlap can happen
         # only when sequence parallelism is enabled".
-        raise ScenarioError(
-            "tp_comm_overlap", "TP communication overlap needs sequence_parallel=true (Megatron)"
+        raise ScenarioError.keyed(
+            "tp_comm_overlap",
+            "scenario.tp_overlap_sp",
+            "TP communication overlap needs sequence_parallel=true (Megatron)",
         )
     work = s.pp * s.microbatches * s.chunks * 3
     if work > MAX_SIMULATED_ACTIONS:
-        raise ScenarioError(
-            "microbatches",
-            f"pp*microbatches*chunks = {s.pp}*{s.microbatches}*{s.chunks} is too large to "
-            f"simulate in one request (limit {MAX_SIMULATED_ACTIONS // 3} chunk-microbatches)",
-        )
+        raise ScenarioError.keyed(
+            "microbatches", "scenario.too_large",
+            "pp*microbatches*chunks = {pp}*{m}*{chunks} is too large to "
+            "simulate in one request (limit {limit} chunk-microbatches)",
+            pp=s.pp, m=s.microbatches, chunks=s.chunks, limit=MAX_SIMULATED_ACTIONS // 3,
+        )  # fmt: skip
 
 
 def layout_of(s: Scenario, gpus_per_node: int) -> Layout:
@@ -78,14 +88,19 @@ def _check_fb_time(s: Scenario) -> None:
     if s.fb_time is None:
         return
     if s.f_time is None:
-        raise ScenarioError("fb_time", "fb_time is in teaching units: give f_time (and b_time)")
+        raise ScenarioError.keyed(
+            "fb_time",
+            "scenario.fb_needs_f",
+            "fb_time is in teaching units: give f_time (and b_time)",
+        )
     lo, hi = pair_bounds(teaching_durations(s))
     if not lo <= s.fb_time <= hi:
-        raise ScenarioError(
-            "fb_time",
-            f"out of range: an overlapped F&B pair lasts from max(F, B+W) = {lo:g} (overlap "
-            f"hides communication, not compute) to F+B+W = {hi:g} (no gain), got {s.fb_time:g}",
-        )
+        raise ScenarioError.keyed(
+            "fb_time", "scenario.fb_range",
+            "out of range: an overlapped F&B pair lasts from max(F, B+W) = {lo} (overlap "
+            "hides communication, not compute) to F+B+W = {hi} (no gain), got {got}",
+            lo=f"{lo:g}", hi=f"{hi:g}", got=f"{s.fb_time:g}",
+        )  # fmt: skip
 
 
 def prepare(
@@ -103,10 +118,7 @@ def _staged(
     (the checks on the order, the actions, the placement), simulate (the teaching-unit
     timeline, when asked), cost (which simulates its own durations), views. Model, hardware
     and training specs are values from app.core.inputs, read where needed."""
-    if s.world_size > MAX_WORLD:
-        raise ScenarioError(
-            "dp", f"world size dp*tp*pp = {s.dp}*{s.tp}*{s.pp} = {s.world_size} > {MAX_WORLD}"
-        )
+    _check_world(s)
     hw = specs.hardware_of(s, hardware)
     layout = layout_of(s, hw.gpus_per_node)
     check(s)

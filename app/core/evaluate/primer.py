@@ -52,14 +52,19 @@ def activation_sizes(s: Scenario, layers: list[list[int]]) -> list[list[float]]:
 
 def _check_rank(p: PrimerParams, world: int) -> None:
     if p.rank >= world:
-        raise ScenarioError("rank", f"rank {p.rank} is outside the world of {world}")
+        raise ScenarioError.keyed(
+            "rank", "page.rank_outside", "rank {rank} is outside the world of {world}",
+            rank=p.rank, world=world,
+        )  # fmt: skip
 
 
 def _check_step(p: PrimerParams, n: int) -> None:
     if p.step > step_count(n):
-        raise ScenarioError(
-            "step", f"step {p.step} is past the ring's last: 2(n-1) = {step_count(n)} for n = {n}"
-        )
+        raise ScenarioError.keyed(
+            "step", "primer.step_past",
+            "step {step} is past the ring's last: 2(n-1) = {last} for n = {n}",
+            step=p.step, last=step_count(n), n=n,
+        )  # fmt: skip
 
 
 def primer(

@@ -16,6 +16,7 @@ from app.core.inputs.hardware import HARDWARE
 from app.core.inputs.scenario import MAX_SIMULATED_ACTIONS, Scenario, ScenarioError
 from app.core.schedules import FORWARD_ONLY, MULTI_CHUNK, V_SHAPED, ScheduleName
 from app.core.simulate import simulate
+from app.core.support.echo import echo
 
 # Each knob and the scenario fields it sets (the dp knobs differ in what they hold fixed).
 KNOBS: dict[str, tuple[str, ...]] = {
@@ -82,20 +83,29 @@ def _ints(text: str, field: str) -> tuple[int, ...]:
     out = set()
     for part in (p.strip() for p in text.split(",")):
         if not (part.isascii() and part.isdigit()) or not 1 <= int(part) <= MAX_VALUE:
-            raise ScenarioError(field, f"{part!r} is not a whole number from 1 to {MAX_VALUE}")
+            raise ScenarioError.keyed(
+                field, "sweep.not_whole", "{value} is not a whole number from 1 to {limit}",
+                value=echo(part), limit=MAX_VALUE,
+            )  # fmt: skip
         out.add(int(part))
     return tuple(sorted(out))
 
 
 def _range(p: SweepParams) -> tuple[int, ...]:
     if p.stop < p.start:
-        raise ScenarioError("stop", f"stop ({p.stop}) must be at least start ({p.start})")
+        raise ScenarioError.keyed(
+            "stop", "sweep.stop_start", "stop ({stop}) must be at least start ({start})",
+            stop=p.stop, start=p.start,
+        )  # fmt: skip
     if p.scale == "doubling":
         count = (p.stop // p.start).bit_length()  # start * 2^k <= stop
         return tuple(p.start << k for k in range(count))
     count = (p.stop - p.start) // p.step + 1
     if count > MAX_VALUES:
-        raise ScenarioError("stop", f"{count} values in the range; at most {MAX_VALUES}")
+        raise ScenarioError.keyed(
+            "stop", "sweep.range_count", "{n} values in the range; at most {limit}",
+            n=count, limit=MAX_VALUES,
+        )  # fmt: skip
     return tuple(range(p.start, p.stop + 1, p.step))
 
 
@@ -104,7 +114,10 @@ def _x_values(p: SweepParams) -> tuple[int, ...]:
         return _range(p)
     values = _ints(p.values, "values")
     if len(values) > MAX_VALUES:
-        raise ScenarioError("values", f"{len(values)} values; at most {MAX_VALUES}")
+        raise ScenarioError.keyed(
+            "values", "sweep.values_count", "{n} values; at most {limit}",
+            n=len(values), limit=MAX_VALUES,
+        )  # fmt: skip
     return values
 
 
@@ -119,15 +132,27 @@ def _line_keys(p: SweepParams) -> tuple[int | str, ...]:
         names = [n.strip() for n in text.split(",")] if text else training
         bad = [n for n in names if n not in known]
         if bad:
-            raise ScenarioError("series_values", f"unknown schedule {bad[0]!r}; one of: {known}")
+            raise ScenarioError.keyed(
+                "series_values", "sweep.schedule_unknown",
+                "unknown schedule {name}; one of: {known}", name=echo(bad[0]), known=str(known),
+            )  # fmt: skip
         return tuple(n for n in known if n in names)
     if set(KNOBS[p.series]) & set(KNOBS[p.knob]):
-        raise ScenarioError("series", f"{p.series} and {p.knob} set the same scenario field")
+        raise ScenarioError.keyed(
+            "series", "sweep.same_field", "{series} and {knob} set the same scenario field",
+            series=p.series, knob=p.knob,
+        )  # fmt: skip
     if not text:
-        raise ScenarioError("series_values", f"list the values of {p.series}, e.g. 1,2,4")
+        raise ScenarioError.keyed(
+            "series_values", "sweep.series_empty", "list the values of {series}, e.g. 1,2,4",
+            series=p.series,
+        )  # fmt: skip
     lines = _ints(text, "series_values")
     if len(lines) > MAX_LINES:
-        raise ScenarioError("series_values", f"{len(lines)} lines; at most {MAX_LINES}")
+        raise ScenarioError.keyed(
+            "series_values", "sweep.lines_count", "{n} lines; at most {limit}",
+            n=len(lines), limit=MAX_LINES,
+        )  # fmt: skip
     return lines
 
 
@@ -136,9 +161,10 @@ def resolve(p: SweepParams) -> Sweep:
     values, lines = _x_values(p), _line_keys(p)
     if len(values) * len(lines) > MAX_POINTS:
         field = "values" if p.values else "stop"
-        raise ScenarioError(
-            field, f"{len(values)} values x {len(lines)} lines > {MAX_POINTS} points"
-        )
+        raise ScenarioError.keyed(
+            field, "sweep.points", "{n} values x {lines} lines > {limit} points",
+            n=len(values), lines=len(lines), limit=MAX_POINTS,
+        )  # fmt: skip
     return Sweep(p.knob, values, p.series, lines, "values" if p.values else "stop")
 
 
@@ -154,9 +180,10 @@ def _set(raw: dict[str, Any], knob: str, value: int, global_batch: int) -> None:
     if knob == "dp_fixed_global_batch":
         mbs = raw["micro_batch_size"]
         if global_batch % (value * mbs):
-            raise ScenarioError(
-                "dp", f"global batch {global_batch} is not divisible by dp*micro_batch_size = "
-                f"{value}*{mbs}",
+            raise ScenarioError.keyed(
+                "dp", "sweep.global_batch",
+                "global batch {batch} is not divisible by dp*micro_batch_size = {dp}*{mbs}",
+                batch=global_batch, dp=value, mbs=mbs,
             )  # fmt: skip
         raw["microbatches"] = global_batch // (value * mbs)  # B = dp * b * m, B held fixed
     raw[KNOBS[knob][0]] = value
@@ -178,13 +205,18 @@ def _scenario(base: Scenario, sw: Sweep, line: int | str, value: int) -> Scenari
 
 
 def _invalid(x: int, exc: Exception, query: dict[str, str] | None) -> dict[str, Any]:
+    """An invalid point: the field and the English reason, with the reason's message key
+    and params (pydantic's error type and ctx) so a page can word it in its language."""
     if isinstance(exc, ValidationError):
         err = exc.errors()[0]
         field = str(err["loc"][0]) if err.get("loc") else "query"
         reason = str(err.get("msg", "invalid value"))
+        key, params = str(err.get("type")), {k: str(v) for k, v in err.get("ctx", {}).items()}
     else:
         field, reason = getattr(exc, "field", "query"), getattr(exc, "reason", str(exc))
-    return {"x": x, "valid": False, "query": query, "field": field, "reason": reason}
+        key, params = getattr(exc, "key", None), dict(getattr(exc, "params", {}))
+    return {"x": x, "valid": False, "query": query, "field": field, "reason": reason,
+            "key": key, "params": params}  # fmt: skip
 
 
 def _metrics(s: Scenario, hardware: Registry) -> dict[str, Any]:
@@ -214,7 +246,9 @@ def _metrics(s: Scenario, hardware: Registry) -> dict[str, Any]:
         "mfu": sec["mfu"],
     }
     if not all(math.isfinite(v) for v in out.values()):
-        raise ScenarioError("query", "the cost model gave a non-finite number")
+        raise ScenarioError.keyed(
+            "query", "sweep.non_finite", "the cost model gave a non-finite number"
+        )
     return {**out, "fits": sec["memory"]["fits"]}
 
 
@@ -235,9 +269,10 @@ def run(base: Scenario, sw: Sweep, hardware: Registry = HARDWARE) -> list[dict[s
                 built.append((line, x, exc))
     work = sum(_slots(s) for _, _, s in built if isinstance(s, Scenario))
     if work > MAX_SLOTS:
-        raise ScenarioError(
-            sw.field, f"the sweep would simulate {work} chunk-microbatch slots; at most "
-            f"{MAX_SLOTS} (fewer values, lines, pp or microbatches)",
+        raise ScenarioError.keyed(
+            sw.field, "sweep.slots",
+            "the sweep would simulate {work} chunk-microbatch slots; at most "
+            "{limit} (fewer values, lines, pp or microbatches)", work=work, limit=MAX_SLOTS,
         )  # fmt: skip
     lines = {line: [] for line in sw.lines}
     for line, x, s in built:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Annotated, Literal
 
@@ -55,11 +56,28 @@ _ONE_TIME = MappingProxyType(
 
 
 class ScenarioError(ValueError):
-    """A cross-field problem, reported against the one field the user should change."""
+    """A cross-field problem, reported against the one field the user should change.
 
-    def __init__(self, field: str, reason: str) -> None:
+    ``reason`` is English. ``key`` (optional) names the same message in the catalogues'
+    ``errors`` group (``err.<key>``), and ``params`` fill its placeholders, so the web layer
+    can word it in a page's language; the core itself stays language-free. ``keyed`` builds
+    the English reason from the template the English catalogue holds for that key."""
+
+    def __init__(
+        self,
+        field: str,
+        reason: str,
+        key: str | None = None,
+        params: Mapping[str, object] | None = None,
+    ) -> None:
         super().__init__(f"{field}: {reason}")
         self.field, self.reason = field, reason
+        self.key, self.params = key, dict(params or {})
+
+    @classmethod
+    def keyed(cls, field: str, key: str, template: str, /, **params: object) -> ScenarioError:
+        """The error for ``field`` whose reason is ``template`` filled with ``params``."""
+        return cls(field, template.format(**params), key, params)
 
 
 def _finite(value: float | None) -> float | None:
@@ -109,12 +127,18 @@ def check_time_length(field: str, n: int, pp: int, chunks: int) -> None:
     """A list gives one entry per pipeline stage or per virtual stage; ScenarioError if not."""
     if n in (1, pp, pp * chunks):
         return
-    per_vs = f" or pp*chunks = {pp}*{chunks} = {pp * chunks} (one per virtual stage)"
-    raise ScenarioError(
-        field,
-        f"{n} entries; allowed: 1 (the same for every chunk), pp = {pp} (one per pipeline stage)"
-        + (per_vs if chunks > 1 else ""),
-    )
+    if chunks == 1:
+        raise ScenarioError.keyed(
+            field, "scenario.time_length",
+            "{n} entries; allowed: 1 (the same for every chunk), pp = {pp} (one per pipeline "
+            "stage)", n=n, pp=pp,
+        )  # fmt: skip
+    raise ScenarioError.keyed(
+        field, "scenario.time_length_vs",
+        "{n} entries; allowed: 1 (the same for every chunk), pp = {pp} (one per pipeline stage)"
+        " or pp*chunks = {pp}*{chunks} = {vs} (one per virtual stage)",
+        n=n, pp=pp, chunks=chunks, vs=pp * chunks,
+    )  # fmt: skip
 
 
 class Scenario(BaseModel):
@@ -222,7 +246,10 @@ class Scenario(BaseModel):
                 chunks = chunks_per_rank(d["schedule"], d["virtual_stages"])
                 check_time_length(name, len(entries), d["pp"], chunks)
         except ValueError as exc:  # the reason alone, without pydantic's "Value error, "
-            raise PydanticCustomError("time_list", getattr(exc, "reason", str(exc))) from None
+            key = getattr(exc, "key", None)  # a keyed ScenarioError: its key is the type
+            ctx = {k: str(v) for k, v in getattr(exc, "params", {}).items()}
+            reason = getattr(exc, "reason", str(exc))
+            raise PydanticCustomError(key or "time_list", reason, ctx if key else None) from None
         return ",".join(str(v) for v in entries)
 
     @field_validator("stage_layers", mode="before")

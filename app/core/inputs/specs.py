@@ -9,6 +9,7 @@ from app.core.inputs.presets import HARDWARE, MODELS, HardwareSpec, ModelSpec
 from app.core.inputs.scenario import ARCH_FIELDS, CUSTOM_MODEL, Scenario, ScenarioError
 from app.core.inputs.training import Training
 from app.core.schedules import FORWARD_ONLY, stages_per_copy
+from app.core.support.echo import echo
 
 _HW_FIELDS = ("peak_tflops", "hbm_gib", "intra_gbps", "inter_gbps")
 
@@ -17,7 +18,10 @@ def custom_model(s: Scenario) -> ModelSpec:
     """A model from its shape alone, with Megatron GPT's defaults for what is not given."""
     for f in ("layers", "hidden", "heads"):
         if getattr(s, f) is None:
-            raise ScenarioError(f, f"a custom model needs layers, hidden and heads; {f} is missing")
+            raise ScenarioError.keyed(
+                f, "scenario.custom_missing",
+                "a custom model needs layers, hidden and heads; {name} is missing", name=f,
+            )  # fmt: skip
     given = {f: getattr(s, f) for f in ARCH_FIELDS if getattr(s, f) is not None}
     # Megatron-LM arguments.py: ffn_hidden_size defaults to 4h and num_query_groups to heads;
     # GPT-2 BPE padded to 51,200 and seq 2,048 as in Narayanan et al. 2021 §5.1.
@@ -31,7 +35,10 @@ def model_of(s: Scenario) -> ModelSpec:
     base = MODELS.get(s.model)
     if base is None:
         known = ", ".join([*MODELS, CUSTOM_MODEL])
-        raise ScenarioError("model", f"unknown model preset {s.model!r}; one of: {known}")
+        raise ScenarioError.keyed(
+            "model", "scenario.model_unknown", "unknown model preset {model}; one of: {known}",
+            model=echo(s.model), known=known,
+        )  # fmt: skip
     overrides = {f: getattr(s, f) for f in ARCH_FIELDS if getattr(s, f) is not None}
     if "hidden" in overrides and "ffn_hidden" not in overrides and not base.gated_mlp:
         overrides["ffn_hidden"] = 4 * overrides["hidden"]
@@ -44,7 +51,11 @@ def hardware_of(s: Scenario, registry: Mapping[str, HardwareSpec] = HARDWARE) ->
     base = registry.get(s.hardware)
     if base is None:
         known = ", ".join(registry)
-        raise ScenarioError("hardware", f"unknown hardware preset {s.hardware!r}; one of: {known}")
+        raise ScenarioError.keyed(
+            "hardware", "scenario.hardware_unknown",
+            "unknown hardware preset {hardware}; one of: {known}",
+            hardware=echo(s.hardware), known=known,
+        )  # fmt: skip
     overrides = {f: getattr(s, f) for f in _HW_FIELDS if getattr(s, f) is not None}
     if s.gpus_per_node is not None:
         overrides["gpus_per_node"] = s.gpus_per_node
@@ -57,8 +68,9 @@ def hardware_of(s: Scenario, registry: Mapping[str, HardwareSpec] = HARDWARE) ->
 def training_of(s: Scenario) -> Training:
     if s.recompute_layers is not None and s.recompute != "full":
         # Megatron-LM arguments.py: --recompute-num-layers goes with full granularity.
-        raise ScenarioError("recompute_layers", "needs recompute=full: it counts the layers of "
-                            "each chunk that full recompute covers")  # fmt: skip
+        raise ScenarioError.keyed("recompute_layers", "scenario.recompute_layers_full",
+                                  "needs recompute=full: it counts the layers of "
+                                  "each chunk that full recompute covers")  # fmt: skip
     return Training(
         micro_batch_size=s.micro_batch_size,
         microbatches=s.microbatches,
@@ -84,31 +96,48 @@ def check_model(s: Scenario, m: ModelSpec) -> None:
     slices = stages_per_copy(s.schedule, s.pp, s.chunks)  # DualPipe: a copy's p stages
     given = s.layer_split
     if given is not None and sum(given) != m.layers:
-        raise ScenarioError(
-            "stage_layers",
-            f"sum vs layers: the entries sum to {sum(given)} but the model has {m.layers} layers",
-        )
+        raise ScenarioError.keyed(
+            "stage_layers", "scenario.stage_layers_sum",
+            "sum vs layers: the entries sum to {total} but the model has {layers} layers",
+            total=sum(given), layers=m.layers,
+        )  # fmt: skip
     if m.layers < slices and slices == s.pp and s.chunks > 1:
-        raise ScenarioError(
-            "pp", f"layers ({m.layers}) must be at least pp = {s.pp}: each copy's stages need one"
-        )
+        raise ScenarioError.keyed(
+            "pp", "scenario.layers_pp",
+            "layers ({layers}) must be at least pp = {pp}: each copy's stages need one",
+            layers=m.layers, pp=s.pp,
+        )  # fmt: skip
     if m.layers < slices:
-        raise ScenarioError(
-            "virtual_stages" if s.chunks > 1 else "pp",
-            f"layers ({m.layers}) must be at least pp*chunks = {s.pp}*{s.chunks}: every "
+        raise ScenarioError.keyed(
+            "virtual_stages" if s.chunks > 1 else "pp", "scenario.layers_vs",
+            "layers ({layers}) must be at least pp*chunks = {pp}*{chunks}: every "
             "virtual stage needs one",
-        )
+            layers=m.layers, pp=s.pp, chunks=s.chunks,
+        )  # fmt: skip
     if m.hidden % m.heads:
-        raise ScenarioError("heads", f"hidden ({m.hidden}) must be divisible by heads ({m.heads})")
+        raise ScenarioError.keyed(
+            "heads", "scenario.hidden_heads",
+            "hidden ({hidden}) must be divisible by heads ({heads})",
+            hidden=m.hidden, heads=m.heads,
+        )  # fmt: skip
     if m.kv_heads is not None and (m.kv_heads > m.heads or m.heads % m.kv_heads):
-        raise ScenarioError(
-            "kv_heads", f"heads ({m.heads}) must be a multiple of kv_heads ({m.kv_heads})"
-        )
+        raise ScenarioError.keyed(
+            "kv_heads", "scenario.heads_kv",
+            "heads ({heads}) must be a multiple of kv_heads ({kv_heads})",
+            heads=m.heads, kv_heads=m.kv_heads,
+        )  # fmt: skip
     if m.heads % s.tp:
-        raise ScenarioError("tp", f"heads ({m.heads}) must be divisible by tp ({s.tp})")
+        raise ScenarioError.keyed(
+            "tp", "scenario.heads_tp", "heads ({heads}) must be divisible by tp ({tp})",
+            heads=m.heads, tp=s.tp,
+        )  # fmt: skip
     if m.ffn_hidden % s.tp:
-        raise ScenarioError("tp", f"ffn_hidden ({m.ffn_hidden}) must be divisible by tp ({s.tp})")
+        raise ScenarioError.keyed(
+            "tp", "scenario.ffn_tp", "ffn_hidden ({ffn_hidden}) must be divisible by tp ({tp})",
+            ffn_hidden=m.ffn_hidden, tp=s.tp,
+        )  # fmt: skip
     if s.sequence_parallel and m.seq_len % s.tp:
-        raise ScenarioError(
-            "sequence_parallel", f"seq_len ({m.seq_len}) must be divisible by tp ({s.tp})"
-        )
+        raise ScenarioError.keyed(
+            "sequence_parallel", "scenario.seq_tp",
+            "seq_len ({seq_len}) must be divisible by tp ({tp})", seq_len=m.seq_len, tp=s.tp,
+        )  # fmt: skip

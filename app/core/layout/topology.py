@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from app.core.support.echo import echo
+
 AXES: tuple[str, ...] = ("dp", "pp", "tp")
 DEFAULT_ORDER: tuple[str, ...] = ("tp", "pp", "dp")
 
@@ -35,7 +37,7 @@ def parse_order(text: str) -> tuple[str, ...]:
     if sorted(axes) != sorted(AXES):
         presets = ", ".join(ORDER_PRESETS)
         raise ValueError(
-            f"order {text!r} must be a permutation of dp, pp, tp joined by '-' "
+            f"order {echo(text)} must be a permutation of dp, pp, tp joined by '-' "
             f"(e.g. tp-pp-dp) or one of: {presets}"
         )
     return axes

@@ -66,11 +66,20 @@ class Action(NamedTuple):
 
 
 class ScheduleError(ValueError):
-    """A schedule cannot be built for the requested sizes; names the field to change."""
+    """A schedule cannot be built for the requested sizes; names the field to change.
+    ``key`` and ``params``, when given, name the reason in the catalogues' ``errors`` group
+    (as ScenarioError's do); ``keyed`` fills the English template into ``reason``."""
 
-    def __init__(self, field: str, reason: str) -> None:
+    def __init__(
+        self, field: str, reason: str, key: str | None = None, params: dict | None = None
+    ) -> None:
         super().__init__(f"{field}: {reason}")
         self.field, self.reason = field, reason
+        self.key, self.params = key, dict(params or {})
+
+    @classmethod
+    def keyed(cls, field: str, key: str, template: str, /, **params: object) -> ScheduleError:
+        return cls(field, template.format(**params), key, params)
 
 
 # Schedules whose runtime sends an overlapped F&B pair's, or a whole backward's, outputs only
@@ -129,41 +138,49 @@ def stage_location(name: ScheduleName, vstage: int, pp: int) -> tuple[int, int]:
 
 def validate(name: ScheduleName, pp: int, microbatches: int, virtual_stages: int) -> None:
     if pp < 1 or microbatches < 1:
-        raise ScheduleError("microbatches", "pp and microbatches must be >= 1")
+        raise ScheduleError.keyed(
+            "microbatches", "schedule.positive", "pp and microbatches must be >= 1"
+        )
     if name in MULTI_CHUNK:
         _check_multi_chunk(name, pp, microbatches, virtual_stages)
     elif name not in V_SHAPED and virtual_stages != 1:
-        raise ScheduleError(
-            "virtual_stages", f"{name.value} runs one chunk per rank: virtual_stages must be 1"
-        )
+        raise ScheduleError.keyed(
+            "virtual_stages", "schedule.one_chunk",
+            "{schedule} runs one chunk per rank: virtual_stages must be 1", schedule=name.value,
+        )  # fmt: skip
     if name in V_SHAPED and virtual_stages not in (1, 2):
-        raise ScheduleError("virtual_stages", f"{name.value} always places 2 chunks per rank (a V)")
+        raise ScheduleError.keyed(
+            "virtual_stages", "schedule.v_shape",
+            "{schedule} always places 2 chunks per rank (a V)", schedule=name.value,
+        )  # fmt: skip
     refused = dualpipe.rule(pp, microbatches) if name == ScheduleName.dualpipe else None
     if refused:
         raise ScheduleError(*refused)
     if name == ScheduleName.dualpipev and microbatches < 2 * pp:
         # torch's ScheduleDualPipeV needs at least one micro-batch per virtual stage.
-        raise ScheduleError(
-            "microbatches",
-            f"dualpipev needs microbatches >= 2*pp (one per virtual stage), got {microbatches}",
-        )
+        raise ScheduleError.keyed(
+            "microbatches", "schedule.dualpipev_m",
+            "dualpipev needs microbatches >= 2*pp (one per virtual stage), got {m}", m=microbatches,
+        )  # fmt: skip
 
 
 def _check_multi_chunk(name: ScheduleName, pp: int, microbatches: int, v: int) -> None:
     if v < 2:
-        raise ScheduleError(
-            "virtual_stages", f"{name.value} needs virtual_stages >= 2 chunks per rank"
-        )
+        raise ScheduleError.keyed(
+            "virtual_stages", "schedule.multi_chunk",
+            "{schedule} needs virtual_stages >= 2 chunks per rank", schedule=name.value,
+        )  # fmt: skip
     rounds = interleaved_rounds(pp, microbatches)
     if name != ScheduleName.looped_bfs and microbatches % rounds != 0:
         # torch ScheduleInterleaved1F1B and ScheduleInterleavedZeroBubble
         # (torch/distributed/pipelining/schedules.py) run max(1, m // p) rounds of equal
         # size and refuse an m they do not divide.
-        raise ScheduleError(
-            "microbatches",
-            f"{name.value} (torch's rule) needs microbatches divisible by its "
-            f"max(1, microbatches // pp) = {rounds} rounds: {microbatches} % {rounds} != 0",
-        )
+        raise ScheduleError.keyed(
+            "microbatches", "schedule.rounds",
+            "{schedule} (torch's rule) needs microbatches divisible by its "
+            "max(1, microbatches // pp) = {rounds} rounds: {m} % {rounds} != 0",
+            schedule=name.value, rounds=rounds, m=microbatches,
+        )  # fmt: skip
 
 
 @gc_paused

@@ -31,15 +31,19 @@ Op = tuple[str, int, int]  # (kind "F" | "B" | "W", microbatch, chunk)
 Slot = tuple[str, int, int]  # (kind, chunk, n): the n-th F or B of a chunk on this rank
 
 
-def rule(pp: int, microbatches: int) -> tuple[str, str] | None:
-    """(field, reason) when DualPipe cannot run these sizes: dualpipe.py's asserts in step()."""
+def rule(pp: int, microbatches: int) -> tuple[str, str, str, dict[str, int]] | None:
+    """(field, reason, message key, its params) when DualPipe cannot run these sizes:
+    dualpipe.py's asserts in step()."""
     if pp % 2:
-        return "pp", f"dualpipe needs an even pp (num_ranks % 2 == 0 in dualpipe.py), got {pp}"
+        template = "dualpipe needs an even pp (num_ranks % 2 == 0 in dualpipe.py), got {pp}"
+        return "pp", template.format(pp=pp), "schedule.dualpipe_pp", {"pp": pp}
     if microbatches % 2 or microbatches < 2 * pp:
-        return "microbatches", (
-            f"dualpipe needs microbatches even and >= 2*pp (dualpipe.py: num_chunks % 2 == 0 "
-            f"and num_chunks >= num_ranks * 2), got {microbatches} with pp={pp}"
+        template = (
+            "dualpipe needs microbatches even and >= 2*pp (dualpipe.py: num_chunks % 2 == 0 "
+            "and num_chunks >= num_ranks * 2), got {m} with pp={pp}"
         )
+        params = {"m": microbatches, "pp": pp}
+        return "microbatches", template.format(**params), "schedule.dualpipe_m", params
     return None
 
 

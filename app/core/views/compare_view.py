@@ -101,7 +101,8 @@ def _invalid_json(i: int, s: Scenario, exc: ScenarioError) -> dict[str, Any]:
         "query": s.query(),
         "scenario": s.model_dump(mode="json"),
         "valid": False,
-        "error": {"field": exc.field, "reason": exc.reason},
+        # The reason in English, and its message key and params for a page in another language.
+        "error": {"field": exc.field, "reason": exc.reason, "key": exc.key, "params": exc.params},
     }
 
 
