@@ -3,7 +3,7 @@
 import { bandNode } from "./band.js";
 import { bytes, el, num, pct, seconds } from "./fmt.js";
 import { memoryChart } from "./memchart.js";
-import { KIND } from "./palette.js";
+import { categorical, KIND } from "./palette.js";
 import { renderStageBalance } from "./stage_balance.js";
 import { tr } from "./state.js";
 
@@ -144,11 +144,18 @@ function advice(model) {
   node.append(ul);
 }
 
+// Every component cost/memory.py sends, bottom up; they sum to each stage's total_bytes.
 const PARTS = [
   ["weights_bytes", "mem.weights", KIND.F],
   ["grads_bytes", "mem.grads", KIND.B],
+  ["grad_accum_bytes", "mem.grad_accum", categorical(4)],
   ["optimizer_bytes", "mem.optimizer", KIND.W],
   ["activations_bytes", "mem.activations", KIND.dp],
+  ["gather_bytes", "mem.gather", categorical(7)],
+  ["logits_transient_bytes", "mem.logits", KIND.optim],
+  ["recompute_transient_bytes", "mem.recompute", categorical(5)],
+  ["fragmentation_bytes", "mem.fragmentation", categorical(9)],
+  ["floor_bytes", "mem.floor", categorical(8)],
 ];
 
 function memory(model) {
@@ -157,7 +164,9 @@ function memory(model) {
   if (!mem?.per_stage?.length) return missing(node);
   const chart = el("div", { class: "chart", id: "memory-chart" });
   const keys = el("div", { class: "legend" });
-  for (const [, label, colour] of PARTS) {
+  // The legend and the chart take the parts some stage has (zero ones add nothing).
+  const shown = PARTS.filter(([key]) => mem.per_stage.some((s) => (s[key] ?? 0) > 0));
+  for (const [, label, colour] of shown) {
     const item = el("span", { class: "item" });
     item.append(el("i", { style: `background:${colour}` }), tr(label));
     keys.append(item);
@@ -165,7 +174,11 @@ function memory(model) {
   const verdict = el("p", { class: mem.fits === false ? "oom" : "fits" });
   verdict.textContent = mem.fits === false ? tr("mem.oom") : mem.fits ? tr("mem.fits") : "";
   node.append(keys, chart, verdict);
-  memoryChart(chart, mem, PARTS);
+  if (mem.reserved_bytes !== undefined) {
+    const args = [mem.allocated_bytes, mem.reserved_bytes, mem.peak_bytes, mem.capacity_bytes];
+    node.append(el("p", { class: "muted", "data-memory": "figures" }, fill("mem.figures", args.map((v) => ({ v, u: "B" })))));
+  }
+  memoryChart(chart, mem, shown);
   const f = model.formulas?.memory;
   if (!f) return;
   node.append(chainLine(f.chain, "memory"), el("p", { class: "muted where" }, tr("formulas.where.memory")));

@@ -69,7 +69,9 @@ def test_activation_memory_is_korthikantis_table_2_by_hand():
     "zero,expected", [(0, (2, 2, 12)), (1, (2, 2, 3)), (2, (2, 0.5, 3)), (3, (0.5, 0.5, 3))]
 )
 def test_zero_partitions_16_bytes_per_param(zero, expected):
-    assert memory.state_bytes_per_param(Training(zero=zero), dp=4) == expected
+    # Rajbhandari et al. 2020 §3's 2 + 2 + 12 keeps 16-bit gradients: no fp32 buffer.
+    t = Training(zero=zero, grad_accum_fp32=False)
+    assert memory.state_bytes_per_param(t, dp=4) == expected
 
 
 def test_more_tp_means_less_weight_memory_per_rank():

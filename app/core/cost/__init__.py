@@ -2,7 +2,8 @@
 
 shapes    the GEMMs each layer runs, which chunk holds the embedding and the head
 flops     FLOPs per layer, per step (model and hardware FLOPs)
-memory    parameters, weights/grads/optimizer/activations per stage
+memory    per stage: weights, grads (+ fp32 buffer), optimizer, activations, transients,
+          fragmentation, floor (memory_states, memory_activations, memory_transients)
 compute   seconds of GEMMs, attention and memory-bound kernels on one GPU
 comm      bytes per axis and seconds per collective (alpha-beta, NVLink domain, NICs)
 durations F/B/W per chunk per rank, with TP communication inside them

@@ -73,11 +73,19 @@ def recomputed_layers(m: ModelSpec, t: Training, layers: tuple | list | None) ->
     return m.layers * sum(t.recomputed(n) for row in layers for n in row) / max(held, 1)
 
 
-def what_if(m: ModelSpec, t: Training, layout: Layout, memory_args: tuple, **change) -> WhatIf:
+def what_if(
+    m: ModelSpec,
+    t: Training,
+    layout: Layout,
+    memory_args: tuple,
+    hw: HardwareSpec | None = None,
+    **change,
+) -> WhatIf:
     """The peak-memory GPU and its TP bytes with ``change`` applied to the training (the
-    advice's numbers for recompute and mixed precision); memory_args = stage_memory's rest."""
+    advice's numbers for recompute and mixed precision); memory_args = stage_memory's rest,
+    ``hw`` the hardware whose memory floor the peak carries."""
     t2 = replace(t, **change)
-    stages = memory.stage_memory(m, t2, *memory_args)
+    stages = memory.stage_memory(m, t2, *memory_args, hw=hw)
     top = max(stages, key=lambda st: st.total_bytes)
     chunks, layers = memory_args[1], memory_args[4]
     rank_params = max(st.params for st in stages)
@@ -112,7 +120,7 @@ def price(
     split = s.schedule in SPLIT_BACKWARD
     frontier = memory.held_frontier(timeline.events, layers) if split else None
     memory_args = (par, s.chunks, head, timeline.peak_inflight, layers, held, ends, frontier)
-    stages = memory.stage_memory(m, t, *memory_args)
+    stages = memory.stage_memory(m, t, *memory_args, hw=hw)
     rank_params = max(st.params for st in stages)
     first = sum(layers[0])
     tensors = max(
@@ -132,7 +140,7 @@ def price(
     passes = max(sum(n * t.chunk_passes(n) for n in row) for row in layers) / max(
         max(sum(row) for row in layers), 1
     )
-    bf16 = what_if(m, t, layout, memory_args, dtype="bf16")
+    bf16 = what_if(m, t, layout, memory_args, hw, dtype="bf16")
     return Costed(
         training=t,
         timeline=timeline,
@@ -152,6 +160,15 @@ def price(
         teaching_ref_f=rank_d[0].f - durations.embedding_seconds(m, hw, t, layout)[0] / s.chunks,
         full_recompute=None
         if t.forward_only
-        else what_if(m, t, layout, memory_args, recompute="full", recompute_layers=None),
+        else what_if(
+            m,
+            t,
+            layout,
+            memory_args,
+            hw,
+            recompute="full",
+            recompute_layers=None,
+            selective_ac="attention",
+        ),
         bf16=replace(bf16, gemm_rate=hw.matmul_tflops(2) / hw.matmul_tflops(t.element_bytes)),
     )

@@ -52,6 +52,17 @@ class HardwareSpec:
     # fp32 GEMMs and attention: dense TF32 tensor-core peak (PyTorch with allow_tf32, as
     # Megatron-LM sets it); 0 = peak_tflops (a calibrated profile measured in its own dtype).
     fp32_tflops: float = 0.0
+    # Per-process GPU memory outside PyTorch's caching allocator: the CUDA context with its
+    # loaded kernels and NCCL's buffers, GiB (the presets' figures and sources: MEMORY_FLOOR).
+    memory_floor_gib: float = 0.0
+
+    def __post_init__(self) -> None:
+        # A floor is memory, so not negative, and it must leave the model some HBM.
+        if not 0.0 <= self.memory_floor_gib < self.hbm_gib:
+            raise ValueError(
+                f"memory_floor_gib: {self.memory_floor_gib} GiB must be at least 0 and below "
+                f"hbm_gib ({self.hbm_gib} GiB)"
+            )
 
     @property
     def domain_size(self) -> int:
@@ -85,6 +96,14 @@ HOPPER = Efficiency(
     inter_busbw_fraction=0.9,
 )
 
+# The per-process floor, GiB, from published measurements (not fitted to any run):
+# A100: the CUDA context takes ~400 MB with CUDA >= 11.7's lazy module loading (pytorch/pytorch
+# #109888, #107667: over 1,000 MB before it) and one NCCL communicator over a >2-GPU NVLink
+# group 688 MB on 4x A100 (NVIDIA/nccl #964): ~1.1 GB = 1.0 GiB. Hopper: 1.06 GB per GPU not
+# PyTorch's on 8x H100 once NCCL is up (NVIDIA/nccl #1685) = 1.0 GiB. Blackwell, MI300X and
+# L40S: no published per-process figure was found; the same 1.0 GiB is assumed.
+MEMORY_FLOOR = MappingProxyType({"ampere": 1.0, "hopper": 1.0, "assumed": 1.0})
+
 # fp32_tflops is each datasheet's TF32 tensor-core figure without sparsity (half the quoted
 # sparse one): A100 156, H100/H800/H200 494.5, B200 1,125 (DGX: 18 PF sparse / 8 GPUs / 2),
 # GB200 1,250 (NVL72: 180 PF sparse / 72 / 2), MI300X 653.7, L40S 183.
@@ -101,6 +120,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         "a100-40g": HardwareSpec(
             "a100-40g", 312.0, 40.0, 1.555, 300.0, 25.0, nics_per_node=8, fp32_tflops=156.0,
             efficiency=AMPERE,
+            memory_floor_gib=MEMORY_FLOOR["ampere"],
             source="NVIDIA A100 Tensor Core GPU datasheet (40GB SXM); NICs: DGX A100 "
             "user guide (8x ConnectX-6 200 Gb/s HDR)",
         ),
@@ -108,6 +128,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         "a100-80g": HardwareSpec(
             "a100-80g", 312.0, 80.0, 2.039, 300.0, 25.0, nics_per_node=8, fp32_tflops=156.0,
             efficiency=AMPERE,
+            memory_floor_gib=MEMORY_FLOOR["ampere"],
             source="NVIDIA A100 Tensor Core GPU datasheet (80GB SXM); NICs: DGX A100 "
             "user guide (8x ConnectX-6 200 Gb/s HDR)",
         ),
@@ -116,6 +137,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         "h100-sxm": HardwareSpec(
             "h100-sxm", 989.0, 80.0, 3.35, 450.0, 50.0, nics_per_node=8, fp32_tflops=494.5,
             efficiency=HOPPER,
+            memory_floor_gib=MEMORY_FLOOR["hopper"],
             source="NVIDIA H100 Tensor Core GPU datasheet (SXM); NICs: DGX H100 user guide "
             "(8x ConnectX-7 400 Gb/s NDR)",
         ),
@@ -125,6 +147,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         "h800": HardwareSpec(
             "h800", 989.0, 80.0, 3.35, 200.0, 50.0, nics_per_node=8, fp32_tflops=494.5,
             efficiency=HOPPER,
+            memory_floor_gib=MEMORY_FLOOR["hopper"],
             source="NVIDIA H800 Tensor Core GPU datasheet (SXM5, NVLink 400 GB/s); NICs: "
             "DeepSeek-V3 tech report arXiv 2412.19437 §3.2.2 (IB 50 GB/s per GPU)",
         ),
@@ -133,6 +156,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         "h200": HardwareSpec(
             "h200", 989.0, 141.0, 4.8, 450.0, 50.0, nics_per_node=8, fp32_tflops=494.5,
             efficiency=HOPPER,
+            memory_floor_gib=MEMORY_FLOOR["hopper"],
             source="NVIDIA H200 Tensor Core GPU datasheet (SXM); NICs: DGX H200 user guide "
             "(8x ConnectX-7 400 Gb/s NDR)",
         ),
@@ -142,6 +166,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         # 7.7 TB/s per GPU; the DGX figure is kept.)
         "b200": HardwareSpec(
             "b200", 2250.0, 180.0, 8.0, 900.0, 50.0, nics_per_node=8, fp32_tflops=1125.0,
+            memory_floor_gib=MEMORY_FLOOR["assumed"],
             source="NVIDIA DGX B200 datasheet (8x B200, 1,440 GB, 64 TB/s, NVLink 14.4 TB/s); "
             "NICs: the same datasheet (8x ConnectX-7 400 Gb/s)",
         ),
@@ -152,6 +177,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         "gb200-nvl72": HardwareSpec(
             "gb200-nvl72", 2500.0, 186.0, 8.0, 900.0, 50.0,
             gpus_per_node=4, nics_per_node=4, nvlink_domain=72, fp32_tflops=1250.0,
+            memory_floor_gib=MEMORY_FLOOR["assumed"],
             source="NVIDIA GB200 NVL72 datasheet (72 GPUs, 360 PFLOP/s sparse BF16, 13.4 TB, "
             "576 TB/s); NICs: DGX GB200 user guide (4x ConnectX-7 400 Gb/s per compute tray)",
         ),
@@ -161,6 +187,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         # datasheet: ROCm MI300X multi-node guides, 8 ConnectX-7 400 Gb/s per node, 1:1.
         "mi300x": HardwareSpec(
             "mi300x", 1307.4, 192.0, 5.3, 448.0, 50.0, nics_per_node=8, fp32_tflops=653.7,
+            memory_floor_gib=MEMORY_FLOOR["assumed"],
             source="AMD Instinct MI300X datasheet and MI300X platform (8 GPUs, Infinity Fabric "
             "full mesh); NICs: ROCm multi-node docs (8x ConnectX-7 400 Gb/s per node)",
         ),
@@ -170,6 +197,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         # 200 Gb/s ports for 8 GPUs = 25 GB/s per GPU (the fifth NIC is north-south).
         "l40s": HardwareSpec(
             "l40s", 362.05, 48.0, 0.864, 32.0, 25.0, nics_per_node=4, fp32_tflops=183.0,
+            memory_floor_gib=MEMORY_FLOOR["assumed"],
             source="NVIDIA L40S datasheet (PCIe Gen4 x16, no NVLink); NICs: NVIDIA Enterprise "
             "Reference Architecture PCIe Optimized 2-8-5 (8x 200 Gb/s east-west ports)",
         ),

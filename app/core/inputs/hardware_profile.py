@@ -77,6 +77,10 @@ class HardwareProfile(BaseModel):
     fp32_tflops: float = Field(
         0.0, ge=0, le=1e5, description="fp32 (TF32) GEMM peak per GPU; 0 = peak_tflops"
     )
+    memory_floor_gib: float = Field(
+        0.0, ge=0, le=1e4,
+        description="per-process GiB outside the allocator (CUDA context, NCCL); 0 = none",
+    )  # fmt: skip
     efficiency: EfficiencyProfile = Field(default_factory=EfficiencyProfile)
 
     @field_validator("nvlink_domain")
@@ -87,6 +91,14 @@ class HardwareProfile(BaseModel):
         if domain and per_node and domain % per_node:
             raise ValueError(f"must be 0 or a multiple of gpus_per_node ({per_node})")
         return domain
+
+    @field_validator("memory_floor_gib")
+    @classmethod
+    def _floor_below_hbm(cls, floor: float, info: ValidationInfo) -> float:
+        hbm = info.data.get("hbm_gib")  # absent when it failed its own check
+        if hbm is not None and floor >= hbm:
+            raise ValueError(f"must be below hbm_gib ({hbm} GiB): the floor leaves no memory")
+        return floor
 
     def to_spec(self) -> HardwareSpec:
         figures = self.model_dump(exclude={"efficiency"})

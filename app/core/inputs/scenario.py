@@ -193,6 +193,24 @@ class Scenario(BaseModel):
     recompute_layers: int | None = Field(None, ge=0, le=MAX_LAYERS, description="full: N/chunk")
     grad_reduce_fp32: bool = Field(False, description="gradients reduced in fp32 (torchtitan)")
     zero3_per_tensor: bool = Field(False, description="ZeRO-3 gathers per tensor (DeepSpeed)")
+    grad_accum_fp32: bool = Field(
+        True, description="fp32 gradient buffer, Megatron's main_grad (off: 16-bit .grad)"
+    )
+    master_weights: bool = Field(
+        True, description="fp32 master weights and Adam moments (off: pure 16-bit training)"
+    )
+    fused_cross_entropy: bool = Field(
+        True, description="Megatron's in-place fp32 loss (off: logits.float(), F.cross_entropy)"
+    )
+    selective_ac: Literal["attention", "op"] = Field(
+        "attention", description="selective recompute: core attention, or torchtitan's per-op"
+    )
+    fused_swiglu: bool = Field(
+        True, description="Megatron's fused SwiGLU keeps its input only (off: eager SiLU * up)"
+    )
+    dropout: bool | None = Field(
+        None, description="dropout masks kept (default: GeLU models yes, gated-MLP models no)"
+    )
     hardware: str = Field("h100-sxm", description="hardware preset")
     peak_tflops: float | None = Field(None, ge=1e-3, le=1e6)
     hbm_gib: float | None = Field(None, ge=1e-3, le=1e5)

@@ -57,6 +57,9 @@ def hardware_of(s: Scenario, registry: Mapping[str, HardwareSpec] = HARDWARE) ->
             hardware=echo(s.hardware), known=known,
         )  # fmt: skip
     overrides = {f: getattr(s, f) for f in _HW_FIELDS if getattr(s, f) is not None}
+    if overrides.get("hbm_gib", base.hbm_gib) <= base.memory_floor_gib:
+        raise ScenarioError("hbm_gib", f"{s.hbm_gib} GiB is not above {base.name}'s per-process "
+                            f"memory floor ({base.memory_floor_gib} GiB)")  # fmt: skip
     if s.gpus_per_node is not None:
         overrides["gpus_per_node"] = s.gpus_per_node
     if "peak_tflops" in overrides and base.fp32_tflops:
@@ -71,6 +74,9 @@ def training_of(s: Scenario) -> Training:
         raise ScenarioError.keyed("recompute_layers", "scenario.recompute_layers_full",
                                   "needs recompute=full: it counts the layers of "
                                   "each chunk that full recompute covers")  # fmt: skip
+    if s.selective_ac != "attention" and s.recompute != "selective":
+        raise ScenarioError("selective_ac", f"{s.selective_ac!r} needs recompute=selective: it "
+                            "says what selective recompute recomputes")  # fmt: skip
     return Training(
         micro_batch_size=s.micro_batch_size,
         microbatches=s.microbatches,
@@ -86,6 +92,12 @@ def training_of(s: Scenario) -> Training:
         recompute_layers=s.recompute_layers,
         grad_reduce_fp32=s.grad_reduce_fp32,
         zero3_per_tensor=s.zero3_per_tensor,
+        grad_accum_fp32=s.grad_accum_fp32,
+        master_weights=s.master_weights,
+        fused_cross_entropy=s.fused_cross_entropy,
+        selective_ac=s.selective_ac,
+        fused_swiglu=s.fused_swiglu,
+        dropout=s.dropout,
     )
 
 

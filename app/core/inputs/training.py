@@ -33,6 +33,32 @@ class Training:
     # every parameter: Rajbhandari et al. 2021, ZeRO-Infinity §6.1), not one flat buffer per
     # layer (FSDP's FlatParameter / FSDP2's per-block all-gather: Zhao et al. 2023 §3.2).
     zero3_per_tensor: bool = False
+    # Gradients accumulated in an fp32 buffer that replaces the 16-bit .grad: Megatron-LM's
+    # main_grad (arguments.py forces accumulate_allreduce_grads_in_fp32 with bf16; the grad
+    # buffer of distributed/param_and_grad_buffer.py), nanotron's accumulate_grad_in_fp32.
+    # Off: the 16-bit .grad only (torchtitan, Hugging Face). No effect on fp32 training.
+    grad_accum_fp32: bool = True
+    # fp32 master weights and Adam moments beside the 16-bit weights (Micikevicius et al. 2018
+    # §3.1; Rajbhandari et al. 2020 §3's 12 bytes). Off: "pure" 16-bit training, the moments in
+    # the weights' dtype and no master copy (LitGPT --precision bf16-true, torchtune dtype bf16).
+    master_weights: bool = True
+    # The loss on the logits: Megatron-LM's vocab-parallel cross-entropy upcasts once and
+    # works in place (core/tensor_parallel/cross_entropy.py); off: logits.float() then
+    # F.cross_entropy, which keeps the log-softmax and both gradients in fp32 (torchtitan, HF).
+    fused_cross_entropy: bool = True
+    # What recompute="selective" recomputes: "attention", Megatron's core attention
+    # (Korthikanti et al. 2022 §4.2, --recompute-modules core_attn); "op", torchtitan's per-op
+    # SAC (parallelize_llama.py _save_list: every other matmul's output and the attention
+    # output kept, everything else recomputed). Memory only: the time side prices "selective".
+    selective_ac: Literal["attention", "op"] = "attention"
+    # SwiGLU as one fused function that keeps only its input, the gate and up halves, and
+    # recomputes SiLU in the backward (Megatron-core fusions/fused_bias_swiglu.py, on by
+    # default); off: eager F.silu(gate) * up, which also keeps SiLU(gate) and the product.
+    fused_swiglu: bool = True
+    # Dropout masks kept for the backward (Korthikanti et al. 2022 §4.1); None: the
+    # architecture's default, GPT/BERT-style (GeLU) models with Megatron-LM's 0.1 and
+    # gated-MLP (Llama-family) models without, as their reference code trains them.
+    dropout: bool | None = None
 
     @property
     def passes(self) -> int:
@@ -49,6 +75,14 @@ class Training:
     def grad_bytes(self) -> int:
         """Bytes per gradient element on the wire."""
         return 4 if self.grad_reduce_fp32 else self.element_bytes
+
+    @property
+    def accum_fp32(self) -> bool:
+        """An fp32 gradient buffer apart from 16-bit gradients (never for fp32 training)."""
+        return self.grad_accum_fp32 and self.element_bytes < 4
+
+    def has_dropout(self, gated_mlp: bool) -> bool:
+        return (not gated_mlp) if self.dropout is None else self.dropout
 
     def recomputed(self, n: int) -> int:
         """Layers of an ``n``-layer chunk that full recompute runs forward again (0 otherwise)."""

@@ -51,13 +51,16 @@ def _bpp_tokens(t, zero: int) -> tuple[str, list[Token]]:
 
 
 def memory_card(s: Scenario, cost: Prediction) -> dict[str, Any]:
-    """The article's M ≈ (M_W + M_G + M_O)/(TP·PP) + M_A/PP, beside the peak stage's own sum."""
+    """The article's M ≈ (M_W + M_G + M_O)/(TP·PP) + M_A/PP, beside the peak stage's own sum:
+    each part the closed form leaves out is a cause (cost/memory.py's components)."""
     m, t = cost.model, cost.training
     per_stage = cost.sections["memory"]["per_stage"]
     P, dp, tp, pp, v = memory.total_params(m), s.dp, s.tp, s.pp, s.chunks
+    # Rajbhandari et al. 2020 §3 per parameter; g counts the fp32 buffer where there is one
+    # (Megatron-LM dist_optimizer.md: bf16 weights, fp32 grads: 2 + 4 + 12 = 18 B).
     bpp = sum(memory.state_bytes_per_param(t, dp))
     state = P * bpp / (tp * pp)
-    A = memory.activation_bytes_per_layer(m, t, tp)  # Korthikanti et al. 2022 Table 2
+    A = memory.activation_bytes_per_layer(m, t, tp)  # cost/memory_activations.py per layer
     k = max(cost.timeline.peak_inflight)
     held_formula = m.layers * k / (pp * v)  # layer-micro-batches the even split keeps
     act = A * held_formula
@@ -73,17 +76,21 @@ def memory_card(s: Scenario, cost: Prediction) -> dict[str, Any]:
     ]  # fmt: skip
     j = max(range(len(per_stage)), key=lambda i: per_stage[i]["total_bytes"])
     st = per_stage[j]
-    head = cost.sections["stage_balance"]["per_stage"][j]["head"]
-    # Korthikanti et al. 2022 §4.3: the head stage keeps one micro-batch's fp32 logits, 4sbV/t.
-    logits = 4.0 * m.seq_len * s.micro_batch_size * m.vocab / tp if head else 0.0
-    held = (st["activations_bytes"] - logits) / A if A > 0 else 0.0
+    held = st["activations_bytes"] / A if A > 0 else 0.0
     even = P / (tp * pp)
     causes = [
         cause("formulas.cause.ends", (st["params"] - even) * bpp, "B",
               num(j), num(st["params"]), num(even)),
-        cause("formulas.cause.logits", logits, "B", num(j)),
-        cause("formulas.cause.held", st["activations_bytes"] - logits - act, "B",
+        cause("formulas.cause.held", st["activations_bytes"] - act, "B",
               num(held), num(held_formula)),
+        # memory_transients.logits_transient_bytes: (4 + e), 12 or (under TP) 16 B per logit.
+        cause("formulas.cause.logits_fused" if t.fused_cross_entropy else "formulas.cause.logits",
+              st["logits_transient_bytes"], "B", num(j)),
+        cause("formulas.cause.recompute", st["recompute_transient_bytes"], "B"),
+        cause("formulas.cause.gather", st["gather_bytes"], "B"),
+        cause("formulas.cause.fragmentation", st["fragmentation_bytes"], "B",
+              num(memory.FRAGMENTATION, "%")),
+        cause("formulas.cause.floor", st["floor_bytes"], "B"),
     ]  # fmt: skip
     return {
         "id": "memory",

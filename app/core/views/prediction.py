@@ -73,16 +73,32 @@ def balance_json(
 
 
 def _memory_json(stages: list[memory.StageMemory], capacity: float) -> dict[str, Any]:
+    """Per stage every component (cost/memory.py: they sum to total_bytes) and PyTorch's two
+    figures, allocated and reserved; the peak is the fullest GPU's total (reserved plus the
+    per-process floor), which is what must fit."""
     # JSON has no tuples: list the layers so the view equals its own JSON round trip.
     per_stage = [
-        {**asdict(st), "layers": list(st.layers), "total_bytes": st.total_bytes} for st in stages
+        {
+            **asdict(st),
+            "layers": list(st.layers),
+            "allocated_bytes": st.allocated_bytes,
+            "reserved_bytes": st.reserved_bytes,
+            "total_bytes": st.total_bytes,
+        }
+        for st in stages
     ]
-    peak = max(st.total_bytes for st in stages)
+    top = max(stages, key=lambda st: st.total_bytes)
     return {
         "per_stage": per_stage,
         "capacity_bytes": capacity,
-        "peak_bytes": peak,
-        "fits": peak <= capacity,
+        "peak_bytes": top.total_bytes,
+        "peak_stage": top.stage,
+        # The fullest GPU's torch.cuda max_memory_allocated and max_memory_reserved.
+        "allocated_bytes": top.allocated_bytes,
+        "reserved_bytes": top.reserved_bytes,
+        "floor_bytes": top.floor_bytes,
+        "fragmentation": memory.FRAGMENTATION,
+        "fits": top.total_bytes <= capacity,
     }
 
 
