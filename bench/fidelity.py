@@ -200,3 +200,8 @@ if __name__ == "__main__":
         fit(args.brute)
     else:
         report(args.previous or previous_rev(), args.rows)
+        # Memory, printed apart from time (bench/fidelity_memory.py, published_memory.json).
+        from fidelity_memory import memory_report
+        from fidelity_memory import previous_rev as memory_rev
+
+        memory_report(memory_rev(), args.rows)
