@@ -16,8 +16,9 @@ from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
 from app import errors, i18n
-from app.api.page_data import errors_by_field, respond
+from app.api.page_data import errors_by_field, reason_text, respond
 from app.core.teach import quiz
+from app.i18n.lang import Lang, checked
 from app.paths import asset_dir
 
 
@@ -55,21 +56,27 @@ def evaluate(query: quiz.QuizQuery, catalog: i18n.Catalog | None = None) -> dict
     }
 
 
+class QuizPage(quiz.QuizQuery):
+    """The page's query: the core's, with ``lang`` one of the app catalogue's languages."""
+
+    lang: Lang = "en"
+
+
 def _page_state(
     params: dict[str, str], catalog: i18n.Catalog
 ) -> tuple[quiz.QuizQuery, dict[str, Any], dict[str, str]]:
     """The page's query, view and errors; on an error, the questions unanswered."""
     errs: dict[str, str] = {}
     try:
-        query = quiz.QuizQuery.model_validate(params)
+        query: quiz.QuizQuery = QuizPage.model_validate(params, context=catalog.context)
     except ValidationError as exc:
         errs = errors_by_field(exc, str(params.get("lang", "en")), catalog)
-        lang = params.get("lang") if params.get("lang") in ("en", "zh") else "en"
+        lang = params.get("lang") if params.get("lang") in catalog.langs else "en"
         query = quiz.QuizQuery(lang=lang)
     try:
         view = evaluate(query, catalog)
     except quiz.QuizError as exc:
-        errs[exc.field] = exc.reason
+        errs[exc.field] = reason_text(exc, query.lang, catalog)
         query = quiz.QuizQuery(lang=query.lang)
         view = evaluate(query, catalog)
     return query, view, errs
@@ -86,10 +93,11 @@ def make_router() -> APIRouter:
         responses={422: {"description": "`detail[].loc` names answers, only or lang"}},
     )
     def get_quiz(request: Request, q: Annotated[quiz.QuizQuery, Query()]) -> Any:
+        checked(q.lang, request.app.state.i18n.langs)  # the core takes any well-formed code
         try:
             return evaluate(q, request.app.state.i18n)
         except quiz.QuizError as exc:
-            return errors.unprocessable([errors.issue(["query", exc.field], exc.reason)])
+            return errors.refused(exc)
 
     @router.get("/quiz", response_class=HTMLResponse, include_in_schema=False)
     def quiz_page(request: Request) -> HTMLResponse:

@@ -77,6 +77,30 @@ def test_the_live_list_speaks_the_new_language_too(fr_client):
     assert '<html lang="fr">' in page.text
 
 
+def test_the_self_test_speaks_the_new_language(fr_client):
+    fr = fr_client.app.state.i18n.strings("fr", quiz=True)
+    page = fr_client.get("/quiz?lang=fr&answers=3b")
+    assert page.status_code == 200
+    assert '<html lang="fr">' in page.text
+    assert fr["quiz.title"].startswith(MARK) and fr["quiz.title"] in page.text
+    assert 'href="/compare?lang=fr"' in page.text  # the nav keeps the language
+    api = fr_client.get("/api/quiz?lang=fr&answers=3b").json()
+    assert api["questions"][2]["text"] == fr[f"quiz.{api['questions'][2]['key']}.q"]
+    assert api["href"] == "/quiz?lang=fr&answers=3b"
+    bad = fr_client.get("/quiz?lang=fr&answers=zzz")
+    assert page_data(bad.text)["errors"]["answers"] == fr["err.quiz.answers_format"]
+
+
+def test_the_self_test_refuses_a_language_with_no_file(fr_client):
+    page = fr_client.get("/quiz?lang=de")
+    assert page.status_code == 422
+    assert page_data(page.text)["errors"]["lang"] == "Input should be 'en', 'fr' or 'zh'"
+    res = fr_client.get("/api/quiz?lang=de")
+    assert res.status_code == 422 and res.json()["detail"][0]["loc"] == ["query", "lang"]
+
+
 def test_the_shipped_app_still_refuses_the_stub_language(client):
     assert client.get("/?lang=fr").status_code == 422
+    assert client.get("/quiz?lang=fr").status_code == 422
+    assert client.get("/api/quiz?lang=fr").status_code == 422
     assert client.app.state.i18n.langs == ("en", "zh")

@@ -9,22 +9,47 @@ question 5 with its first), so a teacher can share a set, and ``only`` picks the
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import urlencode
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo
+from pydantic_core import PydanticCustomError
 
 LETTERS = "abcd"
 TRUE, FALSE = 0, 1  # a claim's two choices, in this order
 
 
 class QuizError(ValueError):
-    """A well-formed query that names a question or a choice that does not exist."""
+    """A well-formed query that names a question or a choice that does not exist. ``reason``
+    is English; ``key`` and ``params`` name it in the catalogues' ``errors`` group."""
 
-    def __init__(self, field: str, reason: str) -> None:
+    def __init__(self, field: str, key: str, template: str, /, **params: object) -> None:
+        reason = template.format(**params)
         super().__init__(f"{field}: {reason}")
-        self.field, self.reason = field, reason
+        self.field, self.reason, self.key, self.params = field, reason, key, params
+
+
+# The spellings ``answers`` and ``only`` take: the OpenAPI schema shows the patterns; a
+# refused value is told in words (FORMATS), not with the pattern.
+ANSWERS_PATTERN = r"^(\d{1,3}[a-d](,\d{1,3}[a-d])*)?$"
+ONLY_PATTERN = r"^(\d{1,3}(,\d{1,3})*)?$"
+FORMATS = {
+    "answers": (ANSWERS_PATTERN, "quiz.answers_format",
+                "question number and choice letter, comma-separated, e.g. 3b,5a"),
+    "only": (ONLY_PATTERN, "quiz.only_format", "question numbers, comma-separated, e.g. 3,5"),
+}  # fmt: skip
+# A page language: a catalogue's code (en, zh, ...); the web layer checks it against the
+# catalogues it has, so the core names none.
+LANG_PATTERN = r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$"
+
+
+def _spelled(value: str, info: ValidationInfo) -> str:
+    pattern, key, words = FORMATS[str(info.field_name)]
+    if not re.fullmatch(pattern, value):
+        raise PydanticCustomError(key, words)
+    return value
 
 
 @dataclass(frozen=True)
@@ -110,20 +135,21 @@ class QuizQuery(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    lang: Literal["en", "zh"] = "en"
-    answers: str = Field(
-        "", max_length=400, pattern=r"^(\d{1,3}[a-d](,\d{1,3}[a-d])*)?$",
+    lang: str = Field("en", max_length=16, pattern=LANG_PATTERN, description="page language")
+    answers: Annotated[str, AfterValidator(_spelled)] = Field(
+        "", max_length=400, json_schema_extra={"pattern": ANSWERS_PATTERN},
         description="question number and choice letter, comma-separated: 3b,5a",
     )  # fmt: skip
-    only: str = Field(
-        "", max_length=400, pattern=r"^(\d{1,3}(,\d{1,3})*)?$",
+    only: Annotated[str, AfterValidator(_spelled)] = Field(
+        "", max_length=400, json_schema_extra={"pattern": ONLY_PATTERN},
         description="the question numbers to show, comma-separated (default: all)",
     )  # fmt: skip
 
 
 def _known(qid: int, field: str) -> Question:
     if qid not in BY_ID:
-        raise QuizError(field, f"no question {qid}; questions are 1 to {len(QUESTIONS)}")
+        raise QuizError(field, "quiz.no_question", "no question {qid}; questions are 1 to {n}",
+                        qid=qid, n=len(QUESTIONS))  # fmt: skip
     return BY_ID[qid]
 
 
@@ -133,9 +159,12 @@ def picks(query: QuizQuery) -> dict[int, int]:
     for item in filter(None, query.answers.split(",")):
         q, choice = _known(int(item[:-1]), "answers"), LETTERS.index(item[-1])
         if choice >= q.choices:
-            raise QuizError("answers", f"question {q.id} has {q.choices} choices, not {item[-1]}")
+            raise QuizError(
+                "answers", "quiz.choices", "question {qid} has {n} choices, not {letter}",
+                qid=q.id, n=q.choices, letter=item[-1],
+            )  # fmt: skip
         if q.id in out:
-            raise QuizError("answers", f"question {q.id} is answered twice")
+            raise QuizError("answers", "quiz.twice", "question {qid} is answered twice", qid=q.id)
         out[q.id] = choice
     return out
 
