@@ -154,8 +154,9 @@ def estimate(
     par = (c.dp, c.tp, c.pp)
     params = _cached(memo, ("params", c.pp, c.tp, c.v), lambda: memory.rank_params(
         m, c.pp, c.tp, c.v, head, split))  # fmt: skip
+    # hw: the per-process floor and the allocator's share count, as on the scenario's page.
     stages = memory.stage_memory(
-        m, t, par, c.v, head, inflight, split, frontier=held, params=params
+        m, t, par, c.v, head, inflight, split, frontier=held, params=params, hw=hw
     )
     rank_params = max(params)
     end = _cached(memo, ("tail", *mesh, c.zero, c.grad_overlap, c.param_overlap), lambda: (
