@@ -145,6 +145,7 @@ function column(m) {
   head.append(el("h3", {}, `${m.index + 1}. ${schedules ? m.scenario.schedule : tr(`cmp.role.${m.role}`)}`));
   if (m.best) head.append(el("span", { class: "badge within" }, tr("cmp.best")));
   if (m.valid && !m.summary.fits) head.append(el("span", { class: "badge cross" }, tr("mem.oom")));
+  if (m.valid && m.ranked === false) head.append(el("span", { class: "badge not-training" }, tr("cmp.chart.not_training_short")));
   if (editable() && cmp.members.length > cmp.limits.min) {
     const rm = el("button", { type: "button", class: "remove", title: tr("cmp.remove") }, "×");
     rm.addEventListener("click", () => explicit(queries().filter((_, i) => i !== m.index)));

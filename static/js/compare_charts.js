@@ -1,7 +1,8 @@
 // The comparison's shared-axis charts. They draw the core's numbers and derive none:
 // the x range of the timelines, the fits flags and every byte count come from /api/compare.
 import { bytes, el, num, pct, seconds } from "./fmt.js";
-import { categorical, CROSS, KIND } from "./palette.js";
+import { fill } from "./i18n.js";
+import { categorical, CROSS, DIM, KIND } from "./palette.js";
 import { CONFIG, whenPlotly } from "./plot.js";
 import { tr } from "./state.js";
 import { Timeline } from "./timeline.js";
@@ -19,26 +20,64 @@ export function label(cmp, m) {
 }
 
 const valid = (cmp) => cmp.members.filter((m) => m.valid);
+// A column the core does not rank (forward only: not a training step); older JSON has no flag.
+const unranked = (m) => m.ranked === false;
+
+// Greedy line breaks for a chart note (Plotly does not wrap): break after a space or CJK
+// punctuation, or between CJK characters, so each line fits about px pixels at 11 px.
+function wrap(text, px) {
+  const width = (s) => [...s].reduce((w, c) => w + (c.charCodeAt(0) > 0x2e80 ? 11 : 6.2), 0);
+  const parts = text.match(/[^\s，、：；]*[\s，、：；]?|./gu).filter(Boolean).flatMap((p) => (width(p) > px ? [...p] : [p]));
+  const lines = [""];
+  for (const p of parts) {
+    if (lines.at(-1) && width(lines.at(-1) + p) > px) lines.push("");
+    lines[lines.length - 1] += p;
+  }
+  return lines.map((l) => l.trim());
+}
+
+// The chart's verdict, written on it: which column is the fastest training step that fits
+// (the core's winner), and which hatched grey columns are not training steps, so not ranked.
+function notes(cmp, ms, px) {
+  const out = [];
+  const best = ms.find((m) => m.index === cmp.winner);
+  if (best) out.push(...wrap(`★ ${fill("cmp.chart.winner", { name: label(cmp, best) })}`, px));
+  const off = ms.filter(unranked);
+  if (off.length) out.push(...wrap(fill("cmp.chart.not_training", { names: off.map((m) => label(cmp, m)).join(", ") }), px));
+  return out;
+}
 
 async function metrics(div, cmp) {
   const ms = valid(cmp);
   const x = ms.map((m) => label(cmp, m));
-  const cols = ms.map((m) => categorical(m.index));
-  const pattern = { shape: ms.map((m) => (m.summary.fits ? "" : "x")), fgcolor: CROSS };
+  const cols = ms.map((m) => (unranked(m) ? DIM : categorical(m.index)));
+  const pattern = { shape: ms.map((m) => (unranked(m) ? "/" : m.summary.fits ? "" : "x")),
+    fgcolor: ms.map((m) => (unranked(m) ? "#555555" : CROSS)), solidity: 0.35 };
   const keys = [["step_time_s", "perf.step_time", seconds], ["mfu", "perf.mfu", pct],
     ["tokens_per_s", "perf.tokens", (v) => num(v, 4)]];
+  const off = ` · ${tr("cmp.chart.not_training_short")}`;
   const traces = keys.map(([k, name, f], i) => ({
     type: "bar", x, y: ms.map((m) => m.summary[k]), xaxis: `x${i + 1}`, yaxis: `y${i + 1}`,
-    marker: { color: cols, pattern }, text: ms.map((m) => f(m.summary[k])), textposition: "outside", cliponaxis: false,
-    hovertemplate: `%{x}<br>${tr(name)}: %{text}<extra></extra>`, name: tr(name),
+    marker: { color: cols, pattern, line: { color: ms.map((m) => (m.index === cmp.winner ? "#111111" : "rgba(0,0,0,0)")), width: 2 } },
+    text: ms.map((m) => f(m.summary[k])), textposition: "outside", cliponaxis: false,
+    customdata: ms.map((m) => (unranked(m) ? off : "")),
+    hovertemplate: `%{x}%{customdata}<br>${tr(name)}: %{text}<extra></extra>`, name: tr(name),
   }));
-  const layout = { height: 280, showlegend: false, margin: { l: 50, r: 10, t: 30, b: 60 },
+  // The note starts at the plot's left edge (margin 50 px) and may run into the right margin.
+  const lines = notes(cmp, ms, Math.max(200, (div.clientWidth || 600) - 64));
+  const top = 30 + 15 * lines.length;
+  const layout = { height: 280 + 15 * lines.length, showlegend: false, margin: { l: 50, r: 10, t: top, b: 60 },
     grid: { rows: 1, columns: 3, pattern: "independent" },
     annotations: keys.map(([, name], i) => ({ text: `<b>${tr(name)}</b>`, showarrow: false,
       xref: `x${i + 1} domain`, yref: "paper", x: 0.5, y: 1.12 })) };
+  if (lines.length) layout.annotations.push({ text: lines.join("<br>"), showarrow: false, align: "left",
+    xref: "paper", yref: "paper", x: 0, xanchor: "left", y: 1, yanchor: "bottom", yshift: 28,
+    font: { size: 11, color: "#333333" }, name: "verdict" });
   const Plotly = await whenPlotly();
   await Plotly.react(div, traces, layout, CONFIG);
   div.dataset.values = JSON.stringify(ms.map((m) => m.summary.step_time_s));
+  div.dataset.unranked = ms.filter(unranked).map((m) => m.index).join(",");
+  div.dataset.note = lines.join(" ");
 }
 
 async function memory(div, cmp) {

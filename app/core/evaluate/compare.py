@@ -200,6 +200,8 @@ def compare(req: Request, hardware: Registry = HARDWARE) -> dict[str, Any]:
         "base": req.base.query() if req.base is not None else None,
         "urlquery": req.urlquery(),
         "members": members,
+        # The fastest training step that fits; a forward-only column is never it.
+        "winner": compare_view.winner(members),
         "time_axis": compare_view.time_axis(members),
         "diff": compare_view.diff(list(req.members), members),
         "limits": {"min": MIN_SCENARIOS, "max": MAX_SCENARIOS},

@@ -151,16 +151,27 @@ def members_json(
             if isinstance(view, ScenarioError)
             else _valid_json(i, s, view)
         )
-    # A forward-only schedule (naive) does not train, so it is not ranked against those that do.
-    fitting = [
-        m for m in out if m["valid"] and m["summary"]["fits"] and not m["schedule"]["forward_only"]
-    ]
+    # A forward-only schedule (naive) does not train, so it is not ranked against those that
+    # do: "ranked" false, never the best, and the charts draw it apart (compare_charts.js).
+    fitting = [m for m in out if m["valid"] and m["summary"]["fits"] and ranked(m)]
     best = max(fitting, key=lambda m: m["summary"]["tokens_per_s"], default=None)
     for m in out:
         if m["valid"]:
             m["why"] = _why(m, best)
             m["best"] = m is best
+            m["ranked"] = ranked(m)
     return out
+
+
+def ranked(member: dict[str, Any]) -> bool:
+    """Whether a valid column's numbers are a training step's, so they may be ranked: a
+    forward-only schedule's step time, MFU and tokens/s are a forward pass's."""
+    return not member["schedule"]["forward_only"]
+
+
+def winner(members: list[dict[str, Any]]) -> int | None:
+    """The index of the column the verdicts call fastest (a training step that fits)."""
+    return next((m["index"] for m in members if m["valid"] and m["best"]), None)
 
 
 def time_axis(members: list[dict[str, Any]]) -> dict[str, Any]:
