@@ -14,19 +14,19 @@ Collectives agree on one call count across ranks and start each repeat from a ba
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
+from gpu_probe.calibrate_clock import Budget, calls_for, one_call_s, per_call_s, repeat_s
+from gpu_probe.calibrate_clock import budget as budget  # calibrate.py reads it here
 from gpu_probe.calibrate_fit import LinkSample
 from gpu_probe.calibrate_profile import AttentionTiming, BlockTiming, OptimizerTiming
-from gpu_probe.collectives import LINK_OPS, MAX_BYTES_CPU, MAX_BYTES_GPU, link_op, sweep
+from gpu_probe.collectives import LINK_OPS, link_op, sweep
 from gpu_probe.config import ModelConfig
 from gpu_probe.mesh import MeshContext
 from gpu_probe.model import Block, init_parameters
@@ -41,62 +41,6 @@ STREAM_ELEMENTS = {"cpu": 16 << 20, "cuda": 256 << 20}  # fp32 elements per oper
 WORK_CALLS = 5  # operations per repeat when each follows a block of compute
 # Block timings taken between messages of at most this (a probe step's messages are KiBs).
 IN_STEP_MAX_BYTES = 1 << 20
-
-
-@dataclass(frozen=True)
-class Budget:
-    """How long to measure: repeats per figure, their length, the sweeps' largest sizes."""
-
-    repeats: int = 15
-    repeat_ms: float = 2.0
-    gemm_max: int = 1024
-    max_bytes: int = MAX_BYTES_CPU
-
-
-def budget(device: torch.device, quick: bool) -> Budget:
-    """A CPU sweep stops at 1024 (a 1024^3 GEMM already runs at the core's full rate);
-    a GPU's GEMMs fill its SMs only towards 8192. ``quick``: a smoke run (tests)."""
-    if quick:
-        return Budget(repeats=5, repeat_ms=2.0, gemm_max=256, max_bytes=1 << 20)
-    if device.type == "cuda":
-        return Budget(repeats=5, repeat_ms=20.0, gemm_max=8192, max_bytes=MAX_BYTES_GPU)
-    return Budget()
-
-
-def per_call_s(fn: Callable[[], object], device: torch.device, b: Budget) -> float:
-    """Median seconds per call of ``fn``, a computation on this rank alone. On CPU the clock
-    is the thread's own CPU time (CLOCK_THREAD_CPUTIME_ID): what the computation costs the
-    core, not the time other processes held it. On the shared 2-core box wall-clock block
-    timings moved 15-98 us per launch between runs minutes apart; its CPU time does not
-    wait for a core. (Links keep the wall clock: their waiting is what they cost.)"""
-    fn()
-    clock = time.thread_time if device.type == "cpu" else time.perf_counter
-    calls = calls_for(_repeat_s(fn, device, 1, clock), b)
-    times = [_repeat_s(fn, device, calls, clock) / calls for _ in range(b.repeats)]
-    return statistics.median(times)
-
-
-def calls_for(one_s: float, b: Budget) -> int:
-    return max(1, min(10_000, math.ceil(b.repeat_ms / 1e3 / max(one_s, 1e-9))))
-
-
-def _one_call_s(fn, device: torch.device) -> float:
-    return _repeat_s(fn, device, 1)
-
-
-def _repeat_s(fn, device: torch.device, calls: int, clock=time.perf_counter) -> float:
-    if device.type == "cuda":
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end) / 1e3
-    t0 = clock()
-    for _ in range(calls):
-        fn()
-    return clock() - t0
 
 
 def slowest(values: list[float]) -> list[float]:
@@ -253,7 +197,7 @@ def _collective_s(fn, ctx: MeshContext, axis: str, op: str, b: Budget, work):
     fn()
     fn()  # the first call on a group pays its lazy setup (12-32 ms on gloo)
     dist.barrier()
-    calls = calls_for(_one_call_s(fn, ctx.device), b)
+    calls = calls_for(one_call_s(fn, ctx.device), b)
     if work is not None:
         calls = min(calls, WORK_CALLS)
     calls = int(slowest([float(calls)])[0])  # one count on every rank
@@ -262,7 +206,7 @@ def _collective_s(fn, ctx: MeshContext, axis: str, op: str, b: Budget, work):
     times = []
     for _ in range(b.repeats):
         dist.barrier()
-        times.append(_repeat_s(fn, ctx.device, calls) / calls)
+        times.append(repeat_s(fn, ctx.device, calls) / calls)
     return statistics.median(times), []
 
 

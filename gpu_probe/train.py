@@ -8,7 +8,6 @@ loss over the global batch of dp * m microbatches, the same as one process would
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import time
 from dataclasses import asdict
@@ -36,7 +35,7 @@ from gpu_probe.model import GPTChunk, init_parameters, shard_dims
 from gpu_probe.p2p import PipeChannel
 from gpu_probe.reporter import Reporter, Spool
 from gpu_probe.tensor_parallel import TPComm
-from gpu_probe.timing import make_timer
+from gpu_probe.timing import make_timer, peak_memory_bytes
 
 
 class Trainer:
@@ -201,7 +200,7 @@ class Trainer:
                 "run": self.info.run, "rank": self.ctx.rank, "coord": asdict(self.ctx.coord),
                 "node": self.ctx.node, "step": step, "attempt": attempt,
                 "t0": self.timer.t0_wall, "events": events, "dropped_events": dropped,
-                "loss": loss if finite else None, "mem": _peak_memory_bytes(self.ctx.device),
+                "loss": loss if finite else None, "mem": peak_memory_bytes(self.ctx.device),
                 "stopped": stopped,
             }
         )  # fmt: skip
@@ -293,9 +292,3 @@ class Trainer:
             "shard_dims": {n: d for c in self.chunks for n, d in shard_dims(c).items()},
         }
         torch.save(payload, directory / f"params-rank{self.ctx.rank:05d}.pt")
-
-
-def _peak_memory_bytes(device: torch.device) -> int:
-    if device.type == "cuda":
-        return int(torch.cuda.max_memory_allocated(device))
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024  # Linux: KiB

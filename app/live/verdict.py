@@ -9,21 +9,19 @@ and nowhere else.
                 other rank was blocked in; records received, in the spools, never produced
     complete    every rank stored its final step
 
-**Who failed first.** A rank whose step fails on a collective or a receive sends a partial
-record of that step (``ProbeRecord.stopped``, kept in the store's ``stops``): the event that
-ended last is what it was blocked in. A rank that fails by itself (its step raised in its
-own compute) ends in compute; a killed rank sends nothing. So the first to fail is, in
-order: a rank whose partial record ends in its own work (the earliest); else a rank with no
-record of the step the others stopped in, the dead ones first, the one liveness saw dead
-first before the others, then the one most peers were receiving from; else the rank that
-stopped earliest.
+**Who failed first.** A rank whose step fails on a collective or a receive sends a partial record
+of that step (``ProbeRecord.stopped``, kept in the store's ``stops``): the event that ended last is
+what it was blocked in. A rank that fails by itself (its step raised in its own compute) ends in
+compute; a killed rank sends nothing. So the first to fail is, in order: a rank whose partial
+record ends in its own work (the earliest); else a rank with no record of the step the others
+stopped in, the dead ones first, the one liveness saw dead first before the others, then the one
+most peers were receiving from; else the rank that stopped earliest.
 
-**Which records exist.** The run stopped in step S (the latest step any unfinished rank
-reached). A rank that sent a partial record of step s produced steps 0..s-1; any other
-unfinished rank produced 0..S-1 (its peers finished S-1, which needs its part of it);
-finished ranks produced every step. Produced minus received is what the spools hold;
-planned minus produced was never run, and is never counted as "not yet received". A run
-that ended cleanly (incomplete) ran every step on every rank.
+**Which records exist.** The run stopped in step S (the latest step any unfinished rank reached). A
+rank that sent a partial record of step s produced steps 0..s-1; any other unfinished rank produced
+0..S-1 (its peers finished S-1, which needs its part of it); finished ranks produced every step.
+Produced minus received is what the spools hold; planned minus produced was never run, and is never
+counted as "not yet received". A run that ended cleanly (incomplete) ran every step on every rank.
 
 ``decide`` is pure (its reads come in as values and one callable); ``words`` renders a
 verdict in a language through the catalogue's ``t``; ``of_run`` reads the store for both.

@@ -4,7 +4,8 @@ import pytest
 from pydantic import ValidationError
 
 from app.core.evaluate import evaluate
-from app.core.inputs.scenario import Scenario, teaching_durations
+from app.core.inputs.scenario import Scenario
+from app.core.inputs.teaching import teaching_durations
 from app.core.schedules import build, stage_location
 from app.core.simulate import Durations, simulate
 

@@ -14,9 +14,8 @@ from app.core.inputs.scenario import (
     MAX_WORLD,
     Scenario,
     ScenarioError,
-    teaching_durations,
-    teaching_f,
 )
+from app.core.inputs.teaching import teaching_durations, teaching_f
 from app.core.layout.topology import Layout, parse_order
 from app.core.schedules import pipeline
 from app.core.schedules.units import pair_bounds

@@ -6,166 +6,26 @@ is invalid, the field to change and why: invalid points are marked, never droppe
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from app.core.evaluate.one_scenario import Registry, prepare, teaching_durations
+from app.core.evaluate.one_scenario import Registry, prepare
+from app.core.evaluate.sweep_params import (
+    KNOBS,
+    MAX_SLOTS,
+    Sweep,
+    SweepParams,
+    resolve,
+)
+from app.core.evaluate.sweep_params import (
+    SWEEP_KEYS as SWEEP_KEYS,
+)
 from app.core.inputs.hardware import HARDWARE
 from app.core.inputs.scenario import MAX_SIMULATED_ACTIONS, Scenario, ScenarioError
+from app.core.inputs.teaching import teaching_durations
 from app.core.schedules import FORWARD_ONLY, MULTI_CHUNK, V_SHAPED, ScheduleName
 from app.core.simulate import simulate
-from app.core.support.echo import echo
-
-# Each knob and the scenario fields it sets (the dp knobs differ in what they hold fixed).
-KNOBS: dict[str, tuple[str, ...]] = {
-    "microbatches": ("microbatches",),
-    "pp": ("pp",),
-    "tp": ("tp",),
-    "dp_fixed_global_batch": ("dp", "microbatches"),
-    "dp_fixed_microbatch": ("dp",),
-    "virtual_stages": ("virtual_stages",),
-    "micro_batch_size": ("micro_batch_size",),
-    "seq_len": ("seq_len",),
-}
-Knob = Literal[
-    "microbatches", "pp", "tp", "dp_fixed_global_batch", "dp_fixed_microbatch",
-    "virtual_stages", "micro_batch_size", "seq_len",
-]  # fmt: skip
-SeriesKind = Literal[
-    "none", "schedule", "microbatches", "pp", "tp", "dp_fixed_global_batch",
-    "dp_fixed_microbatch", "virtual_stages", "micro_batch_size", "seq_len",
-]  # fmt: skip
-MAX_VALUES = 64  # points on one line
-MAX_LINES = 8  # one per schedule (7) fits
-MAX_POINTS = 256  # values x lines
-MAX_VALUE = 1 << 20
-# Simulated chunk-microbatch slots (pp*m*chunks, summed over points): ~7.5 us each, so one
-# sweep stays near half a second (a teaching-unit scenario is simulated twice).
-MAX_SLOTS = 1 << 16
-METRICS = ("bubble_fraction", "bubble_over_ideal", "peak_bytes", "capacity_bytes",
-           "step_time_s", "tokens_per_s", "tp_share", "pp_share", "dp_share", "mfu")  # fmt: skip
-
-
-class SweepParams(BaseModel):
-    """The sweep's own URL parameters; every other parameter is the base scenario."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    knob: Knob = Field("microbatches", description="the scenario knob on the x axis")
-    values: str | None = Field(
-        None, max_length=2000, description="explicit x values, comma-separated (else the range)"
-    )
-    start: int = Field(1, ge=1, le=MAX_VALUE, description="range: first value")
-    stop: int = Field(16, ge=1, le=MAX_VALUE, description="range: last value (inclusive)")
-    step: int = Field(1, ge=1, le=MAX_VALUE, description="range: step (linear scale)")
-    scale: Literal["linear", "doubling"] = Field("linear", description="range: +step or x2")
-    series: SeriesKind = Field("schedule", description="one line per schedule, per value, or one")
-    series_values: str | None = Field(
-        None, max_length=2000, description="the lines: schedule names or the second knob's values"
-    )
-
-
-SWEEP_KEYS = frozenset(SweepParams.model_fields)
-
-
-@dataclass(frozen=True)
-class Sweep:
-    knob: str
-    values: tuple[int, ...]
-    series: str
-    lines: tuple[int | str, ...]  # schedule names, the second knob's values, or ("",)
-    field: str = "stop"  # the parameter that sets how many values: "values" or "stop"
-
-
-def _ints(text: str, field: str) -> tuple[int, ...]:
-    out = set()
-    for part in (p.strip() for p in text.split(",")):
-        if not (part.isascii() and part.isdigit()) or not 1 <= int(part) <= MAX_VALUE:
-            raise ScenarioError.keyed(
-                field, "sweep.not_whole", "{value} is not a whole number from 1 to {limit}",
-                value=echo(part), limit=MAX_VALUE,
-            )  # fmt: skip
-        out.add(int(part))
-    return tuple(sorted(out))
-
-
-def _range(p: SweepParams) -> tuple[int, ...]:
-    if p.stop < p.start:
-        raise ScenarioError.keyed(
-            "stop", "sweep.stop_start", "stop ({stop}) must be at least start ({start})",
-            stop=p.stop, start=p.start,
-        )  # fmt: skip
-    if p.scale == "doubling":
-        count = (p.stop // p.start).bit_length()  # start * 2^k <= stop
-        return tuple(p.start << k for k in range(count))
-    count = (p.stop - p.start) // p.step + 1
-    if count > MAX_VALUES:
-        raise ScenarioError.keyed(
-            "stop", "sweep.range_count", "{n} values in the range; at most {limit}",
-            n=count, limit=MAX_VALUES,
-        )  # fmt: skip
-    return tuple(range(p.start, p.stop + 1, p.step))
-
-
-def _x_values(p: SweepParams) -> tuple[int, ...]:
-    if not p.values or not p.values.strip():
-        return _range(p)
-    values = _ints(p.values, "values")
-    if len(values) > MAX_VALUES:
-        raise ScenarioError.keyed(
-            "values", "sweep.values_count", "{n} values; at most {limit}",
-            n=len(values), limit=MAX_VALUES,
-        )  # fmt: skip
-    return values
-
-
-def _line_keys(p: SweepParams) -> tuple[int | str, ...]:
-    text = (p.series_values or "").strip()
-    if p.series == "none":
-        return ("",)
-    if p.series == "schedule":
-        known = [s.value for s in ScheduleName]
-        # By default the training schedules: naive runs forward only, so its step is no step.
-        training = [s.value for s in ScheduleName if s not in FORWARD_ONLY]
-        names = [n.strip() for n in text.split(",")] if text else training
-        bad = [n for n in names if n not in known]
-        if bad:
-            raise ScenarioError.keyed(
-                "series_values", "sweep.schedule_unknown",
-                "unknown schedule {name}; one of: {known}", name=echo(bad[0]), known=str(known),
-            )  # fmt: skip
-        return tuple(n for n in known if n in names)
-    if set(KNOBS[p.series]) & set(KNOBS[p.knob]):
-        raise ScenarioError.keyed(
-            "series", "sweep.same_field", "{series} and {knob} set the same scenario field",
-            series=p.series, knob=p.knob,
-        )  # fmt: skip
-    if not text:
-        raise ScenarioError.keyed(
-            "series_values", "sweep.series_empty", "list the values of {series}, e.g. 1,2,4",
-            series=p.series,
-        )  # fmt: skip
-    lines = _ints(text, "series_values")
-    if len(lines) > MAX_LINES:
-        raise ScenarioError.keyed(
-            "series_values", "sweep.lines_count", "{n} lines; at most {limit}",
-            n=len(lines), limit=MAX_LINES,
-        )  # fmt: skip
-    return lines
-
-
-def resolve(p: SweepParams) -> Sweep:
-    """The sweep's x values and lines, bounded; raises ScenarioError naming the field."""
-    values, lines = _x_values(p), _line_keys(p)
-    if len(values) * len(lines) > MAX_POINTS:
-        field = "values" if p.values else "stop"
-        raise ScenarioError.keyed(
-            field, "sweep.points", "{n} values x {lines} lines > {limit} points",
-            n=len(values), lines=len(lines), limit=MAX_POINTS,
-        )  # fmt: skip
-    return Sweep(p.knob, values, p.series, lines, "values" if p.values else "stop")
 
 
 def _v_for(schedule: str, v: int) -> int:

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from types import MappingProxyType
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    TypeAdapter,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -19,9 +15,19 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from app.core.inputs.scenario_fields import (
+    _ONE_TIME,
+    MAX_LAYERS,
+    TIME_LIST,
+    TIME_LOW,
+    _finite,
+    check_time_length,
+    parse_layer_list,
+    parse_time_list,
+)
+from app.core.inputs.scenario_fields import ScenarioError as ScenarioError  # its callers' home
 from app.core.layout.topology import parse_order
-from app.core.schedules import ScheduleName, chunks_per_rank, stage_location
-from app.core.simulate import Durations, DurationsLike, per_chunk
+from app.core.schedules import ScheduleName, chunks_per_rank
 
 MAX_WORLD = 65_536
 CUSTOM_MODEL = "custom"
@@ -31,114 +37,8 @@ ARCH_FIELDS = (
     "layers", "hidden", "heads", "kv_heads", "seq_len", "vocab", "ffn_hidden",
     "gated_mlp", "tied_embeddings", "learned_positions",
 )  # fmt: skip
-# Layers of one virtual stage: at least one (a chunk without layers would still take a
-# schedule slot and a p2p hop for nothing), at most a model's bound on ``layers``.
-MAX_LAYERS = 1024
 # A bound on simulated work so one request stays well under a second (p=64, m=512, v=4 fits).
 MAX_SIMULATED_ACTIONS = 64 * 512 * 4 * 3
-
-
-# Bounds of one teaching duration, per field: F must take time; B and W may be 0 (W = 0: the
-# backward is not split). The upper bound keeps sums of thousands of them finite.
-MAX_TIME = 1e6
-TIME_LOW = (("f_time", 1e-6), ("b_time", 0.0), ("w_time", 0.0))
-TIME_LIST = (
-    "One number, or a comma list: one per pipeline stage (pp entries) or one per virtual "
-    "stage (pp*chunks entries, model order, 0 = embedding side), e.g. 1,1,1,1.5."
-)
-# One number, validated as pydantic validates a float field, so its errors keep their types.
-_ONE_TIME = MappingProxyType(
-    {
-        name: TypeAdapter(Annotated[float, Field(ge=low, le=MAX_TIME, allow_inf_nan=False)])
-        for name, low in TIME_LOW
-    }
-)
-
-
-class ScenarioError(ValueError):
-    """A cross-field problem, reported against the one field the user should change.
-
-    ``reason`` is English. ``key`` (optional) names the same message in the catalogues'
-    ``errors`` group (``err.<key>``), and ``params`` fill its placeholders, so the web layer
-    can word it in a page's language; the core itself stays language-free. ``keyed`` builds
-    the English reason from the template the English catalogue holds for that key."""
-
-    def __init__(
-        self,
-        field: str,
-        reason: str,
-        key: str | None = None,
-        params: Mapping[str, object] | None = None,
-    ) -> None:
-        super().__init__(f"{field}: {reason}")
-        self.field, self.reason = field, reason
-        self.key, self.params = key, dict(params or {})
-
-    @classmethod
-    def keyed(cls, field: str, key: str, template: str, /, **params: object) -> ScenarioError:
-        """The error for ``field`` whose reason is ``template`` filled with ``params``."""
-        return cls(field, template.format(**params), key, params)
-
-
-def _finite(value: float | None) -> float | None:
-    if value is not None and not math.isfinite(value):
-        raise ValueError("must be a finite number (NaN and infinity are not accepted)")
-    return value
-
-
-def parse_layer_list(text: str) -> tuple[int, ...]:
-    """``31,32,32,31`` -> (31, 32, 32, 31); each entry a whole number in 1..MAX_LAYERS."""
-    parts = [p.strip() for p in text.split(",")]
-    if len(parts) > MAX_LAYERS:
-        raise ValueError(f"at most {MAX_LAYERS} entries (one per virtual stage)")
-    out = []
-    for k, part in enumerate(parts):
-        if not part.isdigit() or not part.isascii():
-            raise ValueError(f"entry {k} is not a whole number of layers")
-        n = int(part) if len(part) <= 6 else MAX_LAYERS + 1  # no int() of a huge string
-        if not 1 <= n <= MAX_LAYERS:
-            raise ValueError(
-                f"entry {k} is out of bounds: each virtual stage holds 1 to {MAX_LAYERS} layers"
-            )
-        out.append(n)
-    return tuple(out)
-
-
-def parse_time_list(text: str, low: float) -> tuple[float, ...]:
-    """``1,1,1,1.5`` -> (1.0, 1.0, 1.0, 1.5); each entry finite, in low..MAX_TIME."""
-    if text.count(",") >= MAX_LAYERS:
-        # A virtual stage holds >= 1 layer and a model <= MAX_LAYERS: no longer list is valid.
-        raise ValueError(f"at most {MAX_LAYERS} entries (one per virtual stage)")
-    out = []
-    for k, part in enumerate(p.strip() for p in text.split(",")):
-        try:
-            value = float(part)
-        except ValueError:
-            raise ValueError(f"entry {k} is not a number") from None
-        if not math.isfinite(value):
-            raise ValueError(f"entry {k} is not a finite number")
-        if not low <= value <= MAX_TIME:
-            raise ValueError(f"entry {k} is out of bounds: each entry is {low:g} to {MAX_TIME:g}")
-        out.append(value)
-    return tuple(out)
-
-
-def check_time_length(field: str, n: int, pp: int, chunks: int) -> None:
-    """A list gives one entry per pipeline stage or per virtual stage; ScenarioError if not."""
-    if n in (1, pp, pp * chunks):
-        return
-    if chunks == 1:
-        raise ScenarioError.keyed(
-            field, "scenario.time_length",
-            "{n} entries; allowed: 1 (the same for every chunk), pp = {pp} (one per pipeline "
-            "stage)", n=n, pp=pp,
-        )  # fmt: skip
-    raise ScenarioError.keyed(
-        field, "scenario.time_length_vs",
-        "{n} entries; allowed: 1 (the same for every chunk), pp = {pp} (one per pipeline stage)"
-        " or pp*chunks = {pp}*{chunks} = {vs} (one per virtual stage)",
-        n=n, pp=pp, chunks=chunks, vs=pp * chunks,
-    )  # fmt: skip
 
 
 class Scenario(BaseModel):
@@ -313,32 +213,3 @@ class Scenario(BaseModel):
         for key, value in self.model_dump(exclude_defaults=True, mode="json").items():
             out[key] = str(value).lower() if isinstance(value, bool) else str(value)
         return out
-
-
-def teaching_durations(s: Scenario) -> DurationsLike | None:
-    """f_time/b_time/w_time/p2p_time in abstract units, or None: one Durations, or
-    durations[rank][chunk] when a time is a list (b defaults to f, w to 0, entry by entry)."""
-    f = s.times("f_time")
-    if f is None:
-        return None
-    times = {"f_time": f, "b_time": s.times("b_time") or f, "w_time": s.times("w_time") or (0.0,)}
-    for name, values in times.items():
-        check_time_length(name, len(values), s.pp, s.chunks)  # copies skip validation
-    p2p, pp, chunks = s.p2p_time or 0.0, s.pp, s.chunks
-    if all(len(v) == 1 for v in times.values()):
-        return Durations(f=f[0], b=times["b_time"][0], w=times["w_time"][0], p2p=p2p, fb=s.fb_time)
-    at = [stage_location(s.schedule, vs, pp) for vs in range(pp * chunks)]
-    rows = {k: [[v[r % len(v)]] * chunks for r in range(pp)] for k, v in times.items()}
-    for k, v in times.items():
-        for vs, (rank, chunk) in enumerate(at if len(v) == pp * chunks > pp else ()):
-            rows[k][rank][chunk] = v[vs]  # model order -> (rank, chunk) of the placement
-    f_, b_, w_ = rows.values()
-    return [
-        [Durations(f_[r][c], b_[r][c], w_[r][c], p2p, fb=s.fb_time) for c in range(chunks)]
-        for r in range(pp)
-    ]
-
-
-def teaching_f(d: DurationsLike, pp: int, chunks: int) -> float:
-    """Rank 0's mean chunk F (a single Durations' own): what teaching units are scaled by."""
-    return d.f if isinstance(d, Durations) else Durations.mean(per_chunk(d, pp, chunks)[0]).f
