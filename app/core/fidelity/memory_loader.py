@@ -9,13 +9,14 @@ object, so tests check the rules without a file; ``load`` reads the packaged fil
 
 from __future__ import annotations
 
-import json
 import math
 import typing
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from importlib import resources
 from typing import Any
+
+from app.core.fidelity.data_file import DataError, check_keys, check_type, read_json
 
 DATA = "published_memory.json"
 TOP = ("about", "rows")
@@ -117,16 +118,8 @@ class MemoryRow:
 
 NESTED = {"model": MemModel, "parallel": MemParallel, "training": MemTraining,
           "measured": Measured}  # fmt: skip
+MemoryDataError = DataError  # what callers catch
 HINTS = {cls: typing.get_type_hints(cls) for cls in (*NESTED.values(), MemoryRow)}
-
-
-class MemoryDataError(ValueError):
-    """A malformed data file. ``where`` names the row ("rows[3] 'id'"), ``field`` the key at
-    fault (``model.hidden`` for a nested one)."""
-
-    def __init__(self, where: str, field: str, problem: str) -> None:
-        super().__init__(f"{where}, field {field!r}: {problem}")
-        self.where, self.field = where, field
 
 
 @lru_cache(maxsize=1)
@@ -137,11 +130,7 @@ def load() -> tuple[MemoryRow, ...]:
 
 
 def parse(text: str) -> tuple[MemoryRow, ...]:
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MemoryDataError("the file", "-", f"not JSON: {exc}") from exc
-    return rows_from(obj)
+    return rows_from(read_json(text))
 
 
 def rows_from(obj: Any) -> tuple[MemoryRow, ...]:
@@ -190,34 +179,14 @@ def _record(where: str, prefix: str, raw: Any, cls: type) -> dict[str, Any]:
 
 
 def _keys(where: str, prefix: str, raw: Any, allowed: Any, required: Any) -> None:
-    if not isinstance(raw, dict):
-        got = type(raw).__name__
-        raise MemoryDataError(where, prefix.rstrip(".") or "-", f"expected an object, got {got}")
-    unknown = [k for k in raw if k not in allowed]
-    if unknown:
-        raise MemoryDataError(where, prefix + unknown[0], "unknown key")
-    missing = [k for k in required if k not in raw]
-    if missing:
-        raise MemoryDataError(where, prefix + missing[0], "required key is missing")
+    check_keys(where, raw, allowed, required, prefix)
 
 
 def _value(where: str, name: str, value: Any, hint: Any) -> None:
-    allowed = typing.get_args(hint) or (hint,)
-    if not _type_ok(value, allowed):
-        wanted = " or ".join("null" if t is type(None) else t.__name__ for t in allowed)
-        got = "null" if value is None else f"{type(value).__name__} {value!r:.60}"
-        raise MemoryDataError(where, name, f"expected {wanted}, got {got}")
+    check_type(where, name, value, hint)
     problem = _range_problem(name.rsplit(".", 1)[-1], value)
     if problem:
         raise MemoryDataError(where, name, problem)
-
-
-def _type_ok(value: Any, allowed: tuple[Any, ...]) -> bool:
-    if value is None:
-        return type(None) in allowed
-    if type(value) is int:  # JSON writes 82.0 as 82; a bool is never a number
-        return int in allowed or float in allowed
-    return type(value) in allowed
 
 
 def _range_problem(name: str, value: Any) -> str:

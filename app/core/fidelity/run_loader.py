@@ -8,7 +8,6 @@ packaged file once.
 
 from __future__ import annotations
 
-import json
 import math
 import typing
 from collections.abc import Sequence
@@ -17,6 +16,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from app.core.fidelity.data_file import DataError, check_keys, check_type, read_json
 from app.core.fidelity.run_record import (
     PRECISIONS,
     RECOMPUTES,
@@ -32,16 +32,8 @@ WORDS = {"schedule": SCHEDULES, "recompute": RECOMPUTES, "zero": ZEROS, "precisi
 FRACTIONS = ("mfu", "hfu")  # stored as fractions of peak: 41% is 0.41
 MAY_BE_EMPTY = ("flop_formula", "caveat", "note")  # "" when the source says nothing
 # Field types from the records' own annotations, so the records stay the one schema.
+RunsDataError = DataError  # what callers catch
 HINTS = {cls: typing.get_type_hints(cls) for cls in (Arch, PublishedRun)}
-
-
-class RunsDataError(ValueError):
-    """A malformed data file. ``where`` names the row ("runs[3] 'id'") or architecture,
-    ``field`` the key at fault."""
-
-    def __init__(self, where: str, field: str, problem: str) -> None:
-        super().__init__(f"{where}, field {field!r}: {problem}")
-        self.where, self.field = where, field
 
 
 @lru_cache(maxsize=1)
@@ -52,11 +44,7 @@ def load() -> tuple[PublishedRun, ...]:
 
 
 def parse(text: str) -> tuple[PublishedRun, ...]:
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RunsDataError("the file", "-", f"not JSON: {exc}") from exc
-    return rows_from(obj)
+    return rows_from(read_json(text))
 
 
 def rows_from(obj: Any) -> tuple[PublishedRun, ...]:
@@ -120,33 +108,14 @@ def _record(where: str, raw: Any, cls: type) -> None:
 
 
 def _keys(where: str, raw: Any, allowed: Sequence[str], required: Sequence[str]) -> None:
-    if not isinstance(raw, dict):
-        raise RunsDataError(where, "-", f"expected an object, got {type(raw).__name__}")
-    unknown = [k for k in raw if k not in allowed]
-    if unknown:
-        raise RunsDataError(where, unknown[0], "unknown key")
-    missing = [k for k in required if k not in raw]
-    if missing:
-        raise RunsDataError(where, missing[0], "required key is missing")
+    check_keys(where, raw, allowed, required)
 
 
 def _value(where: str, name: str, value: Any, hint: Any) -> None:
-    allowed = typing.get_args(hint) or (hint,)
-    if not _type_ok(value, allowed):
-        wanted = " or ".join("null" if t is type(None) else t.__name__ for t in allowed)
-        got = "null" if value is None else f"{type(value).__name__} {value!r:.60}"
-        raise RunsDataError(where, name, f"expected {wanted}, got {got}")
+    check_type(where, name, value, hint)
     problem = _range_problem(name, value)
     if problem:
         raise RunsDataError(where, name, problem)
-
-
-def _type_ok(value: Any, allowed: tuple[Any, ...]) -> bool:
-    if value is None:
-        return type(None) in allowed
-    if type(value) is int:  # JSON writes 137.0 as 137; a bool is never a number
-        return int in allowed or float in allowed
-    return type(value) in allowed
 
 
 def _range_problem(name: str, value: Any) -> str:
