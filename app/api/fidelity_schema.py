@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from app.core.fidelity.kinds import ConfigKind
+
 
 class Summary(BaseModel):
     rows: int
@@ -32,14 +34,8 @@ class SourceSummary(ModelAndBaseline):
     held_out_fits: list[HeldOutFit]
 
 
-class Kind(BaseModel):
-    generation: str | None
-    schedule: str
-    tp: bool
-    pp: bool
-    dp: bool
-    zero3: bool
-    sp: bool
+# A kind of configuration, as the core defines it (app/core/fidelity/kinds.py).
+Kind = ConfigKind
 
 
 class Band(Summary):
