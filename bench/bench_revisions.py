@@ -23,12 +23,12 @@ import json
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
-from io import BytesIO
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+from revision import unpack  # noqa: E402  (bench/ is the script's folder)
 
 HARNESS = r"""
 import json, sys, tempfile, time
@@ -70,16 +70,9 @@ print(json.dumps(out))
 """
 
 
-def unpack(rev: str, into: Path) -> Path:
+def tree(rev: str, into: Path) -> Path:
     """``rev`` ("WORKTREE" for the files as they are) as a folder of its own."""
-    if rev == "WORKTREE":
-        return ROOT
-    archive = subprocess.run(
-        ["git", "archive", rev], cwd=ROOT, capture_output=True, check=True
-    ).stdout
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return into
+    return ROOT if rev == "WORKTREE" else unpack(rev, into)
 
 
 def harness_for(tree: Path) -> str:
@@ -128,8 +121,8 @@ def main() -> None:
     ap.add_argument("--pages", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        base = unpack(args.base, Path(tmp) / "base")
-        head = unpack(args.head, Path(tmp) / "head")
+        base = tree(args.base, Path(tmp) / "base")
+        head = tree(args.head, Path(tmp) / "head")
         runs: dict[str, list[dict[str, float]]] = {"base": [], "head": []}
         for _ in range(args.rounds):
             runs["base"].append(run_once(base))

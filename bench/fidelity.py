@@ -11,18 +11,16 @@ figures come from), which is how the constants in app/core/inputs/hardware.py we
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
-import tarfile
-import tempfile
 import time
 from collections import defaultdict
-from io import BytesIO
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from revision import run_at  # noqa: E402  (bench/ is the script's folder)
 
 from app.core.fidelity import board as fidelity  # noqa: E402
 from app.core.fidelity import fit as core_fit  # noqa: E402
@@ -60,17 +58,7 @@ def previous_rev() -> str:
 
 
 def previous_predictions(rev: str, queries: list[dict[str, str]]) -> list[float | None]:
-    archive = subprocess.run(
-        ["git", "archive", rev, "app"], cwd=ROOT, capture_output=True, check=True
-    ).stdout
-    with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(fileobj=BytesIO(archive)) as tar:
-            tar.extractall(tmp, filter="data")
-        done = subprocess.run(
-            [sys.executable, "-c", OLD_RUNNER], cwd=tmp, input=json.dumps(queries),
-            capture_output=True, text=True, check=True, env={"PYTHONPATH": tmp},
-        )  # fmt: skip
-    return json.loads(done.stdout)
+    return run_at(rev, OLD_RUNNER, queries)
 
 
 def line(name: str, errors: list[float]) -> str:

@@ -15,18 +15,16 @@ app/core/inputs/hardware.py), so there is no leave-one-source-out figure to repo
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
-import tarfile
-import tempfile
 from collections import defaultdict
 from dataclasses import asdict
-from io import BytesIO
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from revision import run_at  # noqa: E402  (bench/ is the script's folder)
 
 from app.core.fidelity import memory_board as board  # noqa: E402
 
@@ -80,17 +78,7 @@ def previous_predictions(rev: str, results: list[board.MemoryRowResult]) -> list
         profile = asdict(board.REGISTRY[name])
         stage = board.FRAMEWORKS[r.row.framework_family].stage
         jobs.append([r.query, profile, stage])
-    archive = subprocess.run(
-        ["git", "archive", rev, "app"], cwd=ROOT, capture_output=True, check=True
-    ).stdout
-    with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(fileobj=BytesIO(archive)) as tar:
-            tar.extractall(tmp, filter="data")
-        done = subprocess.run(
-            [sys.executable, "-c", OLD_RUNNER], cwd=tmp, input=json.dumps(jobs),
-            capture_output=True, text=True, check=True, env={"PYTHONPATH": tmp},
-        )  # fmt: skip
-    return json.loads(done.stdout)
+    return run_at(rev, OLD_RUNNER, jobs)
 
 
 def line(name: str, s: dict) -> str:

@@ -16,12 +16,12 @@ import argparse
 import json
 import subprocess
 import sys
-import tarfile
 import tempfile
-from io import BytesIO
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+from revision import unpack  # noqa: E402  (bench/ is the script's folder)
 
 TRACER = r"""
 import json, sys
@@ -64,12 +64,7 @@ print(json.dumps({"modules": len(seen), "comebacks": sum(again.values()),
 
 
 def tree_of(rev: str | None, into: Path) -> Path:
-    if rev is None:
-        return ROOT
-    archive = subprocess.run(["git", "archive", rev], cwd=ROOT, capture_output=True, check=True)
-    with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
-        tar.extractall(into, filter="data")
-    return into
+    return ROOT if rev is None else unpack(rev, into)
 
 
 def main() -> None:
