@@ -38,6 +38,7 @@ from app.core.inputs.hardware import HARDWARE
 from app.core.inputs.presets import MODELS
 from app.core.inputs.scenario import ScenarioError
 from app.core.inputs.specs import custom_model
+from app.core.support.echo import echo
 
 
 class PlanQuery(BaseModel):
@@ -157,22 +158,26 @@ def run_plan(
     and the candidate pool against ``max_candidates`` (None: unbounded). ``fidelity``: the
     accuracy board rows are judged by (None: not judged, the constant error band)."""
     if q.model not in MODELS:
-        raise ScenarioError(
-            "model", f"unknown model preset {q.model!r}; one of: {', '.join(MODELS)}"
-        )
+        raise ScenarioError.keyed(
+            "model", "scenario.model_unknown", "unknown model preset {model}; one of: {known}",
+            model=echo(q.model), known=", ".join(MODELS),
+        )  # fmt: skip
     if q.hardware not in registry:
-        raise ScenarioError(
-            "hardware", f"unknown hardware {q.hardware!r}; one of: {', '.join(registry)}"
-        )
+        raise ScenarioError.keyed(
+            "hardware", "scenario.hardware_unknown",
+            "unknown hardware preset {hardware}; one of: {known}",
+            hardware=echo(q.hardware), known=", ".join(registry),
+        )  # fmt: skip
     if max_candidates is not None:
         pool = len(candidates(MODELS[q.model], registry[q.hardware], q.gpus, q.global_batch))
         if pool > max_candidates:
-            raise ScenarioError(
-                "gpus",
-                f"{q.gpus} GPUs at global_batch {q.global_batch} give {pool} configurations "
-                f"to search, more than this server's bound of {max_candidates}; "
-                "choose a GPU count with fewer divisors or a smaller batch",
-            )
+            raise ScenarioError.keyed(
+                "gpus", "plan.pool_bound",
+                "{gpus} GPUs at global_batch {batch} give {pool} configurations to search, "
+                "more than this server's bound of {bound}; choose a GPU count with fewer "
+                "divisors or a smaller batch",
+                gpus=q.gpus, batch=q.global_batch, pool=pool, bound=max_candidates,
+            )  # fmt: skip
     judge = unjudged if fidelity is None else judge_of(fidelity.rows())
     result = plan(q.model, q.hardware, q.gpus, q.global_batch, q.top, registry, q.headroom, judge)
     return {**result, "judged": fidelity is not None}

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from app import i18n
 from app.api.hardware import Registry, RegistryDep
 from app.api.limits import heavy
-from app.api.page_data import errors_by_field, respond
+from app.api.page_data import errors_by_field, reason_text, respond
 from app.api.plan import KNOBS, Board, PlanQuery, run_plan
 from app.core.inputs.presets import MODELS
 from app.core.inputs.scenario import ScenarioError
@@ -109,7 +109,7 @@ def build_plan(
     except ValidationError as exc:
         errors.update(errors_by_field(exc, lang, catalog))
     except ScenarioError as exc:
-        errors[exc.field] = exc.reason
+        errors[exc.field] = reason_text(exc, lang, catalog)
     return {
         "page": "plan",
         "plan": result if not errors else None,

@@ -5,7 +5,9 @@ import { params, scenarioQuery, setParams, tr } from "./state.js";
 const TYPING_MS = 400;
 
 function valueOf(el) {
-  if (el.type === "checkbox") return el.checked ? "true" : "";
+  // "false", not "": a field whose default is on (sequence_parallel, flash_attention) must
+  // be able to say off; setParams drops whichever value is the default.
+  if (el.type === "checkbox") return el.checked ? "true" : "false";
   return el.value.trim();
 }
 

@@ -16,6 +16,7 @@ from app import i18n
 from app.api import controls
 from app.core.evaluate.sweep import SWEEP_KEYS
 from app.core.inputs.scenario import Scenario
+from app.core.layout.topology import ORDER_PRESETS
 from app.core.schedules import ScheduleName, dualpipe
 from tests.page_html import error_beside, page_data
 
@@ -29,7 +30,8 @@ ALLOWED = (
     | set(controls.VIEW_KEYS)
     | {s.value for s in ScheduleName}
     | {"answers", "only", "lang", "preset", "chunks", "max", "true", "full", "Megatron",
-       "false", "torch", "dualpipe", "num_ranks", "num_chunks", "GiB", "HBM"}
+       "false", "torch", "dualpipe", "num_ranks", "num_chunks", "GiB", "HBM", "selective", "GPU", "global_batch"}
+    | set(ORDER_PRESETS)
 )  # fmt: skip
 ASCII_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z_]+)*")
 
@@ -51,6 +53,31 @@ CASES = [
         "microbatches",
         "pp*microbatches*chunks = 64*4096*1 is too large to simulate in one request "
         "(limit 131072 chunk-microbatches)",
+    ),
+    # Field parsers and cross-field checks that used to raise plain English ValueErrors.
+    (
+        "/?order=tp-dp",
+        "order",
+        "order 'tp-dp' must be a permutation of dp, pp, tp joined by '-' (e.g. tp-pp-dp) or "
+        "one of: article, picotron, megatron, deepspeed, torchtitan",
+    ),
+    ("/?stage_layers=8,x", "stage_layers", "entry 1 is not a whole number of layers"),
+    (
+        "/?stage_layers=8,5000",
+        "stage_layers",
+        "entry 1 is out of bounds: each virtual stage holds 1 to 1024 layers",
+    ),
+    ("/?f_time=1,abc", "f_time", "entry 1 is not a number"),
+    ("/?b_time=1,1e9", "b_time", "entry 1 is out of bounds: each entry is 0 to 1e+06"),
+    (
+        "/?hbm_gib=1&hardware=a100-80g",
+        "hbm_gib",
+        "1.0 GiB is not above a100-80g's per-process memory floor (1.0 GiB)",
+    ),
+    (
+        "/?selective_ac=op&recompute=full",
+        "selective_ac",
+        "'op' needs recompute=selective: it says what selective recompute recomputes",
     ),
 ]
 
@@ -134,3 +161,10 @@ def test_each_keyed_english_template_is_the_english_catalogues_text():
     for pp, m in ((3, 12), (4, 6)):  # dualpipe.rule returns its key with the filled reason
         _, reason, key, params = dualpipe.rule(pp, m)
         assert EN[f"err.{key}"].format(**params) == reason
+
+
+def test_the_plan_page_words_its_own_checks_in_the_page_language(client):
+    en = page_data(client.get("/plan?model=nope&lang=en").text)["errors"]["model"]
+    zh = page_data(client.get("/plan?model=nope&lang=zh").text)["errors"]["model"]
+    assert en.startswith("unknown model preset 'nope'; one of: tiny, ")
+    assert zh.startswith("未知的模型预设 'nope'"), zh

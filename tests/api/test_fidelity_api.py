@@ -117,7 +117,7 @@ def test_the_openapi_document_describes_it(client):
 
 
 def test_the_scenario_api_and_the_pages_carry_the_cores_band(client, core_rows):
-    query = {"hardware": "a100-80g", "dp": "4", "tp": "2", "pp": "2"}
+    query = {"hardware": "a100-80g", "dp": "4", "tp": "2", "pp": "2", "sequence_parallel": "false"}
     expected = fidelity_bands.band_for(core_rows, Scenario.model_validate(query))
     assert expected["validated"] and expected["held_out"] and expected["rows"] >= 3
     assert client.get("/api/scenario", params=query).json()["error_band"] == expected

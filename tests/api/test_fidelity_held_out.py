@@ -24,6 +24,11 @@ def band_of(client, url: str) -> dict:
     return api
 
 
+# A model whose 32 heads and 32 KV heads split over TP = 32 (Llama 3 8B's 8 KV heads do not),
+# without SP, the kind these rows were written for.
+NO_SP_GPT = "&model=gpt3-6.7b&sequence_parallel=false"
+
+
 def rows_by_id(client) -> dict:
     return {r.run.id: r for r in client.app.state.fidelity.rows() if not r.reason}
 
@@ -35,10 +40,12 @@ def test_the_hopper_default_is_no_longer_the_in_sample_band_of_five_rows(client)
     old = {"validated": True, "level": "generation", "rows": 5}
     assert not old.items() <= band.items()
     assert band["held_out"] is True and band["validated"] is False and band["reason"] == "kind"
-    # 1F1B without SP on Hopper: no published run of that kind; the nearest is A100 1F1B.
+    # 1F1B with SP (on by default at tp > 1) on Hopper: no published run of that kind; the
+    # nearest is NVIDIA's interleaved Hopper rows, held out.
     near = band["nearest"]
-    assert near["kind"] == {**band["kind"], "generation": "ampere"}
-    assert near["differs"] == [{"field": "generation", "this": "hopper", "other": "ampere"}]
+    assert band["kind"]["sp"] is True
+    assert near["kind"] == {**band["kind"], "schedule": "interleaved"}
+    assert near["differs"] == [{"field": "schedule", "this": "1f1b", "other": "interleaved"}]
     rows = rows_by_id(client)
     counted = [rows[i] for i in near["ids"]]
     assert near["median_abs"] == statistics.median(abs(r.held_out_error) for r in counted)
@@ -74,12 +81,12 @@ def test_the_naive_schedule_has_no_band(client):
     ("url", "differs"),
     [
         # TP = 32 across four 8-GPU nodes: no published run has TP alone above 1 on Hopper ...
-        ("/?hardware=h100-sxm&tp=32&dp=1&pp=1", ["generation", "dp"]),
+        ("/?hardware=h100-sxm&tp=32&dp=1&pp=1" + NO_SP_GPT, ["generation", "dp"]),
         # ... nor on A100, where one Korthikanti row (TP 8, one node) is too few.
-        ("/?hardware=a100-80g&tp=32&dp=1&pp=1", ["dp"]),
+        ("/?hardware=a100-80g&tp=32&dp=1&pp=1" + NO_SP_GPT, ["dp"]),
         # ZeRO-3 on Hopper, and ZeRO-3 with TP and PP on A100 (its ZeRO-3 rows are DP only).
-        ("/?hardware=h100-sxm&zero=3&dp=8", ["generation", "zero3"]),
-        ("/?hardware=a100-80g&zero=3&dp=8", ["zero3"]),
+        ("/?hardware=h100-sxm&zero=3&dp=8&sequence_parallel=false", ["generation", "zero3"]),
+        ("/?hardware=a100-80g&zero=3&dp=8&sequence_parallel=false", ["zero3"]),
     ],
 )
 def test_kinds_without_validated_rows_say_so_and_name_the_nearest(client, url, differs):

@@ -74,6 +74,20 @@ def test_changing_a_control_changes_the_url_and_the_drawing(page, base_url):
     assert query_of(page)["order"] == "tp-dp-pp"
 
 
+def test_a_checkbox_whose_default_is_on_can_be_turned_off_and_on_again(page, base_url):
+    # Sequence parallelism is on by default at tp > 1: unticking it must reach the URL (it
+    # once sent "", which the URL drops as a default, so the page stayed on).
+    open_view(page, f"{base_url}/", "overview")
+    box = page.locator('#controls [name="sequence_parallel"]')
+    box.evaluate("el => { el.closest('details').open = true; }")  # the "more" fields
+    assert box.is_checked()
+    box.uncheck()
+    page.wait_for_function("location.search.includes('sequence_parallel=false')")
+    page.wait_for_selector("body[data-ready=overview][data-state=ok]")
+    box.check()
+    page.wait_for_function("!location.search.includes('sequence_parallel')")
+
+
 def test_a_copied_link_reopens_the_same_scenario_rank_and_cursor(page, context, base_url):
     open_view(page, f"{base_url}/flow?dp=2&tp=2&pp=4&microbatches=8&f_time=1", "flow")
     click_rank(page, "mini-grid", 5)

@@ -13,6 +13,7 @@ from app.core.fidelity.published_runs import RUNS
 from app.core.inputs.scenario import Scenario
 
 # Narayanan Table 1, row 5: A100, 8/2/32, 1F1B, no SP; a shape every variant below can take.
+# The scenarios below say sequence_parallel=False to be of its kind (SP is on by default).
 BASE = next(r for r in RUNS if r.id == "narayanan2021-t1-r5")
 
 
@@ -68,7 +69,7 @@ def test_a_rows_kind_is_the_kind_of_the_scenario_it_is_predicted_as():
 def test_a_validated_kind_takes_only_its_held_out_errors():
     rows = [row(0.02, error=0.5), row(-0.04, error=0.5), row(0.06, error=0.5),
             row(0.5, tp=1), row(0.9, tp=1, pp=1)]  # fmt: skip
-    s = Scenario(hardware="a100-80g", dp=32, tp=8, pp=2)
+    s = Scenario(sequence_parallel=False, hardware="a100-80g", dp=32, tp=8, pp=2)
     band = fidelity_bands.band_for(rows, s)
     assert band["validated"] is True and band["held_out"] is True and band["nearest"] is None
     assert band["kind"] == kinds.as_json(kind_of_row(rows[0]))
@@ -80,11 +81,16 @@ def test_a_validated_kind_takes_only_its_held_out_errors():
 
 def test_rows_without_a_held_out_error_never_count():
     rows = [row(None, error=0.01), row(None, error=0.02), row(None, error=0.03)]
-    band = fidelity_bands.band_for(rows, Scenario(hardware="a100-80g", dp=32, tp=8, pp=2))
+    band = fidelity_bands.band_for(
+        rows, Scenario(sequence_parallel=False, hardware="a100-80g", dp=32, tp=8, pp=2)
+    )
     assert band["validated"] is False and band["rows"] == 0 and band["nearest"] is None
     left = [row(0.02), row(0.04), row(0.0, reason="FP8 is not modelled")]
     assert (
-        fidelity_bands.band_for(left, Scenario(hardware="a100-80g", dp=32, tp=8, pp=2))["rows"] == 2
+        fidelity_bands.band_for(
+            left, Scenario(sequence_parallel=False, hardware="a100-80g", dp=32, tp=8, pp=2)
+        )["rows"]
+        == 2
     )
 
 
@@ -92,7 +98,9 @@ def test_a_kind_with_fewer_than_three_rows_is_not_validated_and_names_the_neares
     zero3 = [row(0.10, tp=1, pp=1, zero="zero-3", source=f"S{i} et al.") for i in range(3)]
     tp_dp = [row(0.05, pp=1), row(0.07, pp=1), row(0.03, pp=1), row(0.04, pp=1)]
     rows = [*zero3, *tp_dp, row(0.3, tp=1, pp=1)]  # one DP-only row: too few
-    band = fidelity_bands.band_for(rows, Scenario(hardware="a100-80g", dp=32, tp=1, pp=1))
+    band = fidelity_bands.band_for(
+        rows, Scenario(sequence_parallel=False, hardware="a100-80g", dp=32, tp=1, pp=1)
+    )
     assert band["validated"] is False and band["reason"] == "kind" and band["held_out"]
     assert band["rows"] == 1 and band["median_abs"] == pytest.approx(0.3)  # its own, for the record
     near = band["nearest"]
@@ -102,18 +110,24 @@ def test_a_kind_with_fewer_than_three_rows_is_not_validated_and_names_the_neares
     assert near["rows"] == 4 and near["median_abs"] == pytest.approx(0.045)
     # Fewest differing fields first, whatever the rows: a 3-row kind one field away beats
     # a 4-row kind two fields away.
-    own = fidelity_bands.band_for(rows, Scenario(hardware="a100-80g", dp=32, tp=1, pp=1, zero=3))
+    own = fidelity_bands.band_for(
+        rows, Scenario(sequence_parallel=False, hardware="a100-80g", dp=32, tp=1, pp=1, zero=3)
+    )
     assert own["validated"] and own["sources"] == ["S0", "S1", "S2"]
-    far = fidelity_bands.band_for(rows, Scenario(hardware="h100-sxm", dp=32, tp=1, pp=1, zero=3))
+    far = fidelity_bands.band_for(
+        rows, Scenario(sequence_parallel=False, hardware="h100-sxm", dp=32, tp=1, pp=1, zero=3)
+    )
     assert far["nearest"]["kind"]["zero3"] is True
     assert [d["field"] for d in far["nearest"]["differs"]] == ["generation"]
 
 
 def test_no_band_for_a_forward_only_schedule_or_a_scenario_that_does_not_fit():
     rows = [row(0.02, pp=4), row(0.04, pp=4), row(0.06, pp=4)]
-    naive = Scenario(hardware="a100-80g", dp=32, tp=8, pp=4, schedule="naive")
+    naive = Scenario(
+        sequence_parallel=False, hardware="a100-80g", dp=32, tp=8, pp=4, schedule="naive"
+    )
     assert fidelity_bands.band_for(rows, naive)["reason"] == "forward_only"
-    s = Scenario(hardware="a100-80g", dp=32, tp=8, pp=4)
+    s = Scenario(sequence_parallel=False, hardware="a100-80g", dp=32, tp=8, pp=4)
     assert fidelity_bands.band_for(rows, s)["validated"] is True
     oom = fidelity_bands.band_for(rows, s, fits=False)
     assert oom == {"validated": False, "reason": "oom", "hardware": "a100-80g"}
@@ -122,13 +136,13 @@ def test_no_band_for_a_forward_only_schedule_or_a_scenario_that_does_not_fit():
 def test_hardware_without_fitted_constants_is_not_validated():
     rows = [row(0.02), row(0.04), row(0.06)]
     for hw in ("b200", "mi300x"):
-        out = fidelity_bands.band_for(rows, Scenario(hardware=hw))
+        out = fidelity_bands.band_for(rows, Scenario(sequence_parallel=False, hardware=hw))
         assert out == {"validated": False, "reason": "hardware", "hardware": hw}
 
 
 def test_a_scenario_that_overrides_the_hardwares_speed_is_not_validated():
     rows = [row(0.02), row(0.04), row(0.06)]
-    a100 = Scenario(hardware="a100-80g", dp=32, tp=8, pp=2)
+    a100 = Scenario(sequence_parallel=False, hardware="a100-80g", dp=32, tp=8, pp=2)
     assert fidelity_bands.band_for(rows, a100)["validated"] is True
     assert fidelity_bands.band_for(rows, a100.model_copy(update={"hbm_gib": 40.0}))["validated"]
     for field in ("peak_tflops", "intra_gbps", "inter_gbps"):
@@ -138,7 +152,7 @@ def test_a_scenario_that_overrides_the_hardwares_speed_is_not_validated():
 
 def test_a_band_says_whether_its_rows_ran_on_the_scenarios_own_hardware():
     rows = [row(x, hardware="h100-sxm") for x in (0.02, 0.04, 0.06)]
-    s = Scenario(hardware="h100-sxm", dp=32, tp=8, pp=2)
+    s = Scenario(sequence_parallel=False, hardware="h100-sxm", dp=32, tp=8, pp=2)
     assert fidelity_bands.band_for(rows, s)["same_hardware"] is True
     h800 = fidelity_bands.band_for(rows, s.model_copy(update={"hardware": "h800"}))
     assert h800["validated"] and h800["same_hardware"] is False  # Hopper constants, H100 rows

@@ -94,7 +94,7 @@ def candidates(m: ModelSpec, hw: HardwareSpec, gpus: int, batch: int) -> list[Ca
     """The article's placement: TP stays inside a node, PP and DP take the rest."""
     out = []
     for tp in _divisors(min(gpus, hw.gpus_per_node)):
-        if m.heads % tp or m.ffn_hidden % tp or gpus % tp:
+        if m.heads % tp or (m.kv_heads or m.heads) % tp or m.ffn_hidden % tp or gpus % tp:
             continue
         for pp in _divisors(gpus // tp):
             dp = gpus // (tp * pp)

@@ -21,13 +21,15 @@ from app.core.inputs.scenario_fields import (
     TIME_LIST,
     TIME_LOW,
     _finite,
+    as_field_error,
     check_time_length,
     parse_layer_list,
     parse_time_list,
 )
 from app.core.inputs.scenario_fields import ScenarioError as ScenarioError  # its callers' home
-from app.core.layout.topology import parse_order
+from app.core.layout.topology import ORDER_PRESETS, parse_order
 from app.core.schedules import ScheduleName, chunks_per_rank
+from app.core.support.echo import echo
 
 MAX_WORLD = 65_536
 CUSTOM_MODEL = "custom"
@@ -83,7 +85,11 @@ class Scenario(BaseModel):
     # Selective by default: FlashAttention-era training never stores the s x s scores, which
     # is what Korthikanti et al. 2022's selective recompute drops from the activations.
     recompute: Literal["none", "selective", "full"] = "selective"
-    sequence_parallel: bool = False
+    # On by default, as Megatron-LM and NeMo recipes run TP; Megatron's arguments.py turns it
+    # off at tp = 1, and so does training_of.
+    sequence_parallel: bool = Field(
+        True, description="sequence parallelism: norm and dropout activations split over TP"
+    )
     flash_attention: bool = Field(True, description="FlashAttention: no s x s scores in HBM")
     overlap_grad_reduce: bool = Field(False, description="DP gradient sync under the backward")
     overlap_param_gather: bool = Field(False, description="ZeRO-3 gathers prefetched")
@@ -159,15 +165,12 @@ class Scenario(BaseModel):
                 raise PydanticCustomError(e["type"], e["msg"], e.get("ctx")) from None
         d = info.data
         try:
-            entries = parse_time_list(value, dict(TIME_LOW)[name])
+            entries = parse_time_list(value, dict(TIME_LOW)[name], name)
             if {"pp", "schedule", "virtual_stages"} <= d.keys():  # else their own errors
                 chunks = chunks_per_rank(d["schedule"], d["virtual_stages"])
                 check_time_length(name, len(entries), d["pp"], chunks)
-        except ValueError as exc:  # the reason alone, without pydantic's "Value error, "
-            key = getattr(exc, "key", None)  # a keyed ScenarioError: its key is the type
-            ctx = {k: str(v) for k, v in getattr(exc, "params", {}).items()}
-            reason = getattr(exc, "reason", str(exc))
-            raise PydanticCustomError(key or "time_list", reason, ctx if key else None) from None
+        except ValueError as exc:
+            raise as_field_error(exc, "time_list") from None
         return ",".join(str(v) for v in entries)
 
     @field_validator("stage_layers", mode="before")
@@ -179,13 +182,24 @@ class Scenario(BaseModel):
         if isinstance(value, list | tuple):
             value = ",".join(str(v) for v in value)
         if not isinstance(value, str):
-            raise ValueError("must be comma-separated layer counts, e.g. 31,32,32,31")
-        return ",".join(str(n) for n in parse_layer_list(value))
+            raise PydanticCustomError(
+                "scenario.layer_list", "must be comma-separated layer counts, e.g. 31,32,32,31"
+            )
+        try:
+            return ",".join(str(n) for n in parse_layer_list(value))
+        except ValueError as exc:
+            raise as_field_error(exc, "layer_list") from None
 
     @field_validator("order")
     @classmethod
     def _known_order(cls, value: str) -> str:
-        return "-".join(parse_order(value))
+        try:
+            return "-".join(parse_order(value))
+        except ValueError as exc:  # the layout's English reason, keyed for other languages
+            presets = ", ".join(ORDER_PRESETS)
+            raise PydanticCustomError(
+                "scenario.order", str(exc), {"order": echo(value), "presets": presets}
+            ) from None
 
     @property
     def world_size(self) -> int:

@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import Annotated
 
 from pydantic import Field, TypeAdapter
+from pydantic_core import PydanticCustomError
 
 # Layers of one virtual stage: at least one (a chunk without layers would still take a
 # schedule slot and a p2p hop for nothing), at most a model's bound on ``layers``.
@@ -62,41 +63,70 @@ def _finite(value: float | None) -> float | None:
     return value
 
 
-def parse_layer_list(text: str) -> tuple[int, ...]:
+def _too_long(field: str) -> ScenarioError:
+    return ScenarioError.keyed(
+        field, "scenario.list_too_long", "at most {limit} entries (one per virtual stage)",
+        limit=MAX_LAYERS,
+    )  # fmt: skip
+
+
+def parse_layer_list(text: str, field: str = "stage_layers") -> tuple[int, ...]:
     """``31,32,32,31`` -> (31, 32, 32, 31); each entry a whole number in 1..MAX_LAYERS."""
     parts = [p.strip() for p in text.split(",")]
     if len(parts) > MAX_LAYERS:
-        raise ValueError(f"at most {MAX_LAYERS} entries (one per virtual stage)")
+        raise _too_long(field)
     out = []
     for k, part in enumerate(parts):
         if not part.isdigit() or not part.isascii():
-            raise ValueError(f"entry {k} is not a whole number of layers")
+            raise ScenarioError.keyed(
+                field, "scenario.layer_entry", "entry {k} is not a whole number of layers", k=k
+            )
         n = int(part) if len(part) <= 6 else MAX_LAYERS + 1  # no int() of a huge string
         if not 1 <= n <= MAX_LAYERS:
-            raise ValueError(
-                f"entry {k} is out of bounds: each virtual stage holds 1 to {MAX_LAYERS} layers"
-            )
+            raise ScenarioError.keyed(
+                field, "scenario.layer_entry_range",
+                "entry {k} is out of bounds: each virtual stage holds 1 to {limit} layers",
+                k=k, limit=MAX_LAYERS,
+            )  # fmt: skip
         out.append(n)
     return tuple(out)
 
 
-def parse_time_list(text: str, low: float) -> tuple[float, ...]:
+def parse_time_list(text: str, low: float, field: str = "f_time") -> tuple[float, ...]:
     """``1,1,1,1.5`` -> (1.0, 1.0, 1.0, 1.5); each entry finite, in low..MAX_TIME."""
     if text.count(",") >= MAX_LAYERS:
         # A virtual stage holds >= 1 layer and a model <= MAX_LAYERS: no longer list is valid.
-        raise ValueError(f"at most {MAX_LAYERS} entries (one per virtual stage)")
+        raise _too_long(field)
     out = []
     for k, part in enumerate(p.strip() for p in text.split(",")):
         try:
             value = float(part)
         except ValueError:
-            raise ValueError(f"entry {k} is not a number") from None
+            raise ScenarioError.keyed(
+                field, "scenario.time_entry", "entry {k} is not a number", k=k
+            ) from None
         if not math.isfinite(value):
-            raise ValueError(f"entry {k} is not a finite number")
+            raise ScenarioError.keyed(
+                field, "scenario.time_entry_finite", "entry {k} is not a finite number", k=k
+            )
         if not low <= value <= MAX_TIME:
-            raise ValueError(f"entry {k} is out of bounds: each entry is {low:g} to {MAX_TIME:g}")
+            raise ScenarioError.keyed(
+                field, "scenario.time_entry_range",
+                "entry {k} is out of bounds: each entry is {low} to {high}",
+                k=k, low=f"{low:g}", high=f"{MAX_TIME:g}",
+            )  # fmt: skip
         out.append(value)
     return tuple(out)
+
+
+def as_field_error(exc: ValueError, fallback_type: str) -> PydanticCustomError:
+    """A parser's error as pydantic reports a field's: a keyed ScenarioError keeps its key as
+    the type and its params as the context, so each page words it in its own language; the
+    reason alone, without pydantic's "Value error, " prefix."""
+    key = getattr(exc, "key", None)
+    ctx = {k: str(v) for k, v in getattr(exc, "params", {}).items()}
+    reason = getattr(exc, "reason", str(exc))
+    return PydanticCustomError(key or fallback_type, reason, ctx if key else None)
 
 
 def check_time_length(field: str, n: int, pp: int, chunks: int) -> None:

@@ -58,8 +58,11 @@ def hardware_of(s: Scenario, registry: Mapping[str, HardwareSpec] = HARDWARE) ->
         )  # fmt: skip
     overrides = {f: getattr(s, f) for f in _HW_FIELDS if getattr(s, f) is not None}
     if overrides.get("hbm_gib", base.hbm_gib) <= base.memory_floor_gib:
-        raise ScenarioError("hbm_gib", f"{s.hbm_gib} GiB is not above {base.name}'s per-process "
-                            f"memory floor ({base.memory_floor_gib} GiB)")  # fmt: skip
+        raise ScenarioError.keyed(
+            "hbm_gib", "scenario.hbm_floor",
+            "{hbm} GiB is not above {name}'s per-process memory floor ({floor} GiB)",
+            hbm=s.hbm_gib, name=base.name, floor=base.memory_floor_gib,
+        )  # fmt: skip
     if s.gpus_per_node is not None:
         overrides["gpus_per_node"] = s.gpus_per_node
     if "peak_tflops" in overrides and base.fp32_tflops:
@@ -75,15 +78,18 @@ def training_of(s: Scenario) -> Training:
                                   "needs recompute=full: it counts the layers of "
                                   "each chunk that full recompute covers")  # fmt: skip
     if s.selective_ac != "attention" and s.recompute != "selective":
-        raise ScenarioError("selective_ac", f"{s.selective_ac!r} needs recompute=selective: it "
-                            "says what selective recompute recomputes")  # fmt: skip
+        raise ScenarioError.keyed(
+            "selective_ac", "scenario.selective_ac",
+            "{value} needs recompute=selective: it says what selective recompute recomputes",
+            value=repr(s.selective_ac),
+        )  # fmt: skip
     return Training(
         micro_batch_size=s.micro_batch_size,
         microbatches=s.microbatches,
         dtype=s.dtype,
         zero=s.zero,
         recompute=s.recompute,
-        sequence_parallel=s.sequence_parallel,
+        sequence_parallel=s.sequence_parallel and s.tp > 1,
         forward_only=s.schedule in FORWARD_ONLY,
         flash_attention=s.flash_attention,
         overlap_grad_reduce=s.overlap_grad_reduce,
@@ -143,13 +149,22 @@ def check_model(s: Scenario, m: ModelSpec) -> None:
             "tp", "scenario.heads_tp", "heads ({heads}) must be divisible by tp ({tp})",
             heads=m.heads, tp=s.tp,
         )  # fmt: skip
+    if m.kv_heads is not None and m.kv_heads % s.tp:
+        # Megatron-LM megatron/core/transformer/attention.py: divide(num_query_groups, tp)
+        # asserts; each TP rank holds whole KV heads, none is replicated.
+        raise ScenarioError.keyed(
+            "tp", "scenario.kv_heads_tp",
+            "kv_heads ({kv_heads}) must be divisible by tp ({tp}): Megatron gives each TP "
+            "rank whole KV heads", kv_heads=m.kv_heads, tp=s.tp,
+        )  # fmt: skip
     if m.ffn_hidden % s.tp:
         raise ScenarioError.keyed(
             "tp", "scenario.ffn_tp", "ffn_hidden ({ffn_hidden}) must be divisible by tp ({tp})",
             ffn_hidden=m.ffn_hidden, tp=s.tp,
         )  # fmt: skip
-    if s.sequence_parallel and m.seq_len % s.tp:
+    if s.sequence_parallel and s.tp > 1 and m.seq_len % s.tp:
         raise ScenarioError.keyed(
             "sequence_parallel", "scenario.seq_tp",
-            "seq_len ({seq_len}) must be divisible by tp ({tp})", seq_len=m.seq_len, tp=s.tp,
+            "seq_len ({seq_len}) must be divisible by tp ({tp}) for sequence parallelism (on "
+            "by default when tp > 1); or set sequence_parallel=false", seq_len=m.seq_len, tp=s.tp,
         )  # fmt: skip
