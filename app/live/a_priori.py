@@ -50,7 +50,8 @@ def hardware_for(info: RunInfo, registry: Mapping[str, HardwareSpec]) -> tuple[s
 
 def scenario_of(info: RunInfo, hardware: str) -> Scenario:
     """The probe's run as a scenario: its GPT blocks (GELU MLP of 4h, learned positions, an
-    untied head, no recompute, TP by all-reduce without sequence parallelism), its mesh, schedule, batch and dtype."""
+    untied head, no recompute, TP by all-reduce without sequence parallelism), its mesh,
+    schedule, batch and dtype."""
     m = info.model
     return Scenario(
         dp=info.dp, tp=info.tp, pp=info.pp, order=info.order, gpus_per_node=info.gpus_per_node,
