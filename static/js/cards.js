@@ -1,10 +1,11 @@
 // Summary cards of the overview. They draw the core's numbers and never compute one:
 // a key the core does not send yet shows a plain "not available" line instead.
 import { bandNode } from "./band.js";
-import { bytes, el, num, pct, seconds } from "./fmt.js";
+import { bytes, el, fillTokens, num, pct, seconds, token } from "./fmt.js";
 import { memoryChart } from "./memchart.js";
 import { categorical, KIND } from "./palette.js";
 import { renderStageBalance } from "./stage_balance.js";
+import { stepPeriodLines } from "./step_period.js";
 import { tr } from "./state.js";
 
 const lang = document.body.dataset.lang;
@@ -25,36 +26,17 @@ function stat(node, label, value, cls = "") {
   node.append(row);
 }
 
-// A core token: a string as it is, or {v, u} formatted by its unit (formula_tokens.py).
-function token(t) {
-  if (typeof t === "string") return t;
-  const { v, u } = t;
-  if (u === "B") return bytes(v);
-  if (u === "s") return seconds(v);
-  if (u === "%") return pct(v);
-  if (u === "pts") return `${v < 0 ? "−" : "+"}${(Math.abs(v) * 100).toFixed(1)} ${tr("formulas.pts")}`;
-  if (u === "u") return `${num(v)} ${tr("formulas.teaching_units")}`;
-  if (u === "flop") return `${num(v / 1e15)} PFLOP`;
-  if (u === "flop/s") return `${num(v / 1e12)} TFLOP/s`;
-  if (u === "tok/s") return `${num(v, 4)} ${tr("perf.tokens")}`;
-  return num(v, 4);
-}
-
 // A chain of sides as "side = side = …", in a line tests and readers can find by name.
 function chainLine(chain, name, cls = "formula-line") {
   const sides = chain.map((side) => side.map(token).join(""));
   return el("p", { class: cls, "data-formula": name }, sides.join(" = "));
 }
 
-function fill(key, args) {
-  return tr(key).replace(/\{(\d)\}/g, (_, i) => (args[i] === undefined ? "" : token(args[i])));
-}
-
 // "simulated X vs closed form Y", then each cause with its size, or that they agree.
 function explain(node, card, vsKey, vsArgs) {
   const causes = card.causes ?? [];
   const box = el("div", { class: "formula-why", "data-formula-why": card.id });
-  box.append(el("p", { class: "muted" }, fill(vsKey, vsArgs)));
+  box.append(el("p", { class: "muted" }, fillTokens(vsKey, vsArgs)));
   if (card.decomposed === false) box.append(el("p", { class: "muted" }, tr("formulas.undecomposed")));
   else if (!causes.length) box.append(el("p", { class: "muted" }, tr("formulas.agrees")));
   else {
@@ -62,7 +44,7 @@ function explain(node, card, vsKey, vsArgs) {
     const ul = el("ul", { class: "causes" });
     for (const c of causes) {
       const sign = c.delta.u !== "pts" && c.delta.v >= 0 ? "+" : ""; // "pts" carries its own
-      ul.append(el("li", { "data-cause": c.key }, `${fill(c.key, c.args)}: ${sign}${token(c.delta)}`));
+      ul.append(el("li", { "data-cause": c.key }, `${fillTokens(c.key, c.args)}: ${sign}${token(c.delta)}`));
     }
     box.append(ul);
   }
@@ -78,15 +60,19 @@ function world(model) {
   stat(node, tr("node"), `${nodes} × ${gpn} GPU`);
 }
 
+// The figure the core says to show: ZB-H2's steady state of back-to-back steps, said so with
+// one step alone beside it; every other schedule's single step (views/step_period.py).
 function bubble(model) {
   const node = body("card-bubble");
   const tl = model.timeline;
-  node.append(el("p", { class: "big" }, pct(tl.bubble_fraction)));
+  const sp = tl.step_period;
+  node.append(el("p", { class: "big" }, pct(sp ? sp.bubble_fraction : tl.bubble_fraction)));
   node.append(el("p", { class: "muted" }, `${tr("cards.bubble_note")} · ${model.schedule.name}, m = ${model.schedule.microbatches}`));
+  node.append(...stepPeriodLines(sp));
   const f = model.formulas?.bubble;
   if (!f) return;
   node.append(chainLine(f.chain, "bubble"));
-  if (f.reference) node.append(el("p", { class: "muted" }, fill("formulas.reference", [model.schedule.name])));
+  if (f.reference) node.append(el("p", { class: "muted" }, fillTokens("formulas.reference", [model.schedule.name])));
   explain(node, f, "formulas.vs", [f.simulated, f.closed]);
 }
 
@@ -176,7 +162,7 @@ function memory(model) {
   node.append(keys, chart, verdict);
   if (mem.reserved_bytes !== undefined) {
     const args = [mem.allocated_bytes, mem.reserved_bytes, mem.peak_bytes, mem.capacity_bytes];
-    node.append(el("p", { class: "muted", "data-memory": "figures" }, fill("mem.figures", args.map((v) => ({ v, u: "B" })))));
+    node.append(el("p", { class: "muted", "data-memory": "figures" }, fillTokens("mem.figures", args.map((v) => ({ v, u: "B" })))));
   }
   memoryChart(chart, mem, shown);
   const f = model.formulas?.memory;

@@ -10,6 +10,7 @@ import { eventAt, eventsByStage, frameAt, heldAt, ranksByStage } from "./lookup.
 import { KIND } from "./palette.js";
 import { tipHtml } from "./rankinfo.js";
 import { renderStageBalance } from "./stage_balance.js";
+import { stepPeriodLines } from "./step_period.js";
 import { initial, refetch, setParams, tr } from "./state.js";
 import { Timeline, tpTime } from "./timeline.js";
 
@@ -171,6 +172,8 @@ function stepTime(model) {
   $("flow-step-time").textContent = seconds(model.step_time_s);
   const band = bandNode(model.error_band);
   $("flow-band").replaceChildren(...(band ? [band] : []));
+  // The animation is one step; ZB-H2's figure is the steady state of back-to-back steps.
+  $("flow-step-period").replaceChildren(...stepPeriodLines(model.timeline.step_period));
 }
 
 // Layers and predicted F+B time per stage, beside the slowest (the core's stage_balance).

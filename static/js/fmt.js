@@ -1,5 +1,5 @@
 // Number formatting for display only (no model arithmetic lives here).
-import { lang } from "./i18n.js";
+import { lang, tr } from "./i18n.js";
 
 const LOCALE = { en: "en-US", zh: "zh-CN" };
 export function bytes(n) {
@@ -44,4 +44,24 @@ export function el(tag, attrs = {}, text = "") {
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
   if (text) node.textContent = text;
   return node;
+}
+
+// A core token: a string as it is, or {v, u} formatted by its unit (formula_tokens.py).
+export function token(t) {
+  if (typeof t === "string") return t;
+  const { v, u } = t;
+  if (u === "B") return bytes(v);
+  if (u === "s") return seconds(v);
+  if (u === "%") return pct(v);
+  if (u === "pts") return `${v < 0 ? "−" : "+"}${(Math.abs(v) * 100).toFixed(1)} ${tr("formulas.pts")}`;
+  if (u === "u") return `${num(v)} ${tr("formulas.teaching_units")}`;
+  if (u === "flop") return `${num(v / 1e15)} PFLOP`;
+  if (u === "flop/s") return `${num(v / 1e12)} TFLOP/s`;
+  if (u === "tok/s") return `${num(v, 4)} ${tr("perf.tokens")}`;
+  return num(v, 4);
+}
+
+// A catalogue text with {0}, {1} … filled by core tokens.
+export function fillTokens(key, args) {
+  return tr(key).replace(/\{(\d)\}/g, (_, i) => (args[i] === undefined ? "" : token(args[i])));
 }

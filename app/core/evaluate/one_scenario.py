@@ -22,6 +22,7 @@ from app.core.schedules.units import pair_bounds
 from app.core.simulate import DurationsLike, Timeline, simulate
 from app.core.views import formula_cards, prediction
 from app.core.views.scenario_json import layout_json, schedule_json, tail_json, timeline_json
+from app.core.views.step_period import step_period
 
 # The hardware names a scenario may use: the built-in presets unless the server loaded profiles.
 Registry = Mapping[str, HardwareSpec]
@@ -152,6 +153,12 @@ def evaluate(s: Scenario, hardware: Registry = HARDWARE) -> dict[str, Any]:
         ),  # fmt: skip
     )
     timeline["tp_time"] = cost.tp_pass_s * scale
+    # ZB-H2's step is the steady state of back-to-back steps (views/step_period.py).
+    durations = cost.chunk_durations if teaching is None else teaching
+    unit = "s" if teaching is None else "u"
+    timeline["step_period"] = step_period(
+        s.schedule, actions, shown, durations, s.virtual_stages, unit
+    )
     return {
         "scenario": s.model_dump(mode="json"),
         "query": s.query(),

@@ -1,5 +1,6 @@
 """Actions + durations -> a Timeline: the plain pass (passes) for every schedule that sends
-each output when its action ends, the unit pass (units) for DualPipe(V)'s overlapped pairs.
+each output when its action ends, the unit pass (units) for DualPipe(V)'s overlapped pairs;
+steady measures the period of back-to-back steps.
 Imports schedules, layout and support only.
 
 This module re-exports timeline's vocabulary (Durations, Timeline, simulate, ...)."""
