@@ -23,7 +23,6 @@ collective a synchronisation may never return, so the CUDA timer reads its host-
 
 from __future__ import annotations
 
-import resource
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -179,10 +178,3 @@ def make_timer(enabled: bool, device: torch.device) -> _Timer:
     if not enabled:
         return NullTimer()
     return CudaTimer() if device.type == "cuda" else CpuTimer()
-
-
-def peak_memory_bytes(device: torch.device) -> int:
-    """This rank's peak memory so far: CUDA's peak allocated, else the process's peak RSS."""
-    if device.type == "cuda":
-        return int(torch.cuda.max_memory_allocated(device))
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024  # Linux: KiB

@@ -33,9 +33,11 @@ from gpu_probe.errors import CommError, StepError
 from gpu_probe.mesh import MeshContext
 from gpu_probe.model import GPTChunk, init_parameters, shard_dims
 from gpu_probe.p2p import PipeChannel
+from gpu_probe.peak_memory import memory_fields
+from gpu_probe.peak_memory import reset as reset_peak_memory
 from gpu_probe.reporter import Reporter, Spool
 from gpu_probe.tensor_parallel import TPComm
-from gpu_probe.timing import make_timer, peak_memory_bytes
+from gpu_probe.timing import make_timer
 
 
 class Trainer:
@@ -146,8 +148,7 @@ class Trainer:
 
     def _step(self, step: int, attempt: int) -> ProbeRecord:
         cfg, ctx = self.cfg, self.ctx
-        if ctx.device.type == "cuda":
-            torch.cuda.reset_peak_memory_stats(ctx.device)
+        reset_peak_memory(ctx.device)  # each record carries its own step's peaks
         batch = shard_batch(
             cfg.model, cfg.seed, step, ctx.size("dp"), ctx.coord.dp, cfg.microbatches, ctx.device
         )
@@ -200,8 +201,8 @@ class Trainer:
                 "run": self.info.run, "rank": self.ctx.rank, "coord": asdict(self.ctx.coord),
                 "node": self.ctx.node, "step": step, "attempt": attempt,
                 "t0": self.timer.t0_wall, "events": events, "dropped_events": dropped,
-                "loss": loss if finite else None, "mem": peak_memory_bytes(self.ctx.device),
-                "stopped": stopped,
+                "loss": loss if finite else None, "stopped": stopped,
+                **memory_fields(self.ctx.device),
             }
         )  # fmt: skip
 

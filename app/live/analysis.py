@@ -1,6 +1,7 @@
 """The live page's view of one step: measured timeline, the replay ghost, residuals, bubble
-causes, rank heatmap, and the cost model's a-priori prediction. Pure assembly over
-app.core.fidelity.measured and app.live.a_priori; the page only draws this.
+causes, rank heatmap, measured peak memory beside the predicted (app.live.run_memory), and
+the cost model's a-priori prediction. Pure assembly over app.core.fidelity.measured and
+app.live.a_priori; the page only draws this.
 
 Two numbers stand beside the measured one, and only one of them is a prediction:
 
@@ -33,7 +34,7 @@ from app.core.schedules import ScheduleError
 from app.core.schedules.deadlock import DeadlockError
 from app.core.simulate import Timeline
 from app.core.teach import advice
-from app.live import a_priori
+from app.live import a_priori, run_memory
 
 MAX_DRAWN_EVENTS = 60_000  # past this the browser stalls; tp pulses go first, then sends
 DROP_ORDER = ("tp", "pp_send", "pp_recv")
@@ -242,5 +243,6 @@ def analyse(
         "residuals": {"actions": actions, "by_kind": measured.residual_summary(actions)},
         "bubble": bubble_json(breakdowns, idle),
         "heatmap": heatmap(layout, breakdowns, mine),
+        "memory": run_memory.memory_json(info, mine, registry),
         "advice": advice_json(info, layout, breakdowns),
     }

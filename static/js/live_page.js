@@ -4,6 +4,7 @@
 import { seconds } from "./fmt.js";
 import { fill, lang, tr, trOr } from "./i18n.js";
 import { drawBubble, drawHeatmap, drawResiduals, Trend } from "./live_charts.js";
+import { drawMemory } from "./live_memory.js";
 import { drawRankStates, rankLegend } from "./live_ranks.js";
 import { LiveStream } from "./live_stream.js";
 import { bindPageHeader } from "./page_header.js";
@@ -198,6 +199,7 @@ async function draw(a) {
   await drawBubble($("bubble-chart"), $("bubble-table"), a);
   await drawHeatmap($("heatmap"), a, $("heat-metric").value);
   await drawResiduals($("residual-chart"), $("residual-table"), a);
+  if (a.memory) drawMemory($("memory-table"), $("memory-hint"), $("memory-cpu-hint"), a.memory);
   showAdvice(a.advice);
   root.dataset.drawnStep = String(a.step);
 }

@@ -110,7 +110,14 @@ class ProbeRecord(_Strict):
     """What one rank did in one training step. ``t0`` is the wall clock (Unix seconds) at the
     rank's step start, so ranks of one step can be drawn on one axis; ``loss`` is the mean
     microbatch loss of this rank's DP shard (last pipeline stage only); ``mem`` is peak
-    memory in bytes (CUDA: max allocated this step; CPU: the process's peak RSS).
+    memory in bytes (CUDA: max allocated this step; CPU: the process's peak RSS since it
+    started, host memory, not a device's).
+
+    ``mem_allocated`` and ``mem_reserved`` are the GPU's peaks this step, as the cost model
+    predicts them (app/core/cost/memory.py): torch.cuda.max_memory_allocated and
+    max_memory_reserved, reset at the step's start. A CPU run has neither, so both are
+    absent rather than 0 (0 would read as "measured: nothing"); older probes sent neither.
+    The caching allocator's pool holds every allocated byte, so reserved >= allocated.
 
     ``stopped`` marks the record of a step the rank did not finish (a collective failed, the
     step raised): why it stopped, in the rank's own words. Such a record is partial: its
@@ -130,7 +137,20 @@ class ProbeRecord(_Strict):
     dropped_events: int = Field(default=0, ge=0, le=MAX_DROPPED_EVENTS)
     loss: float | None = None
     mem: int | None = Field(default=None, ge=0, le=MAX_MEM_BYTES)
+    mem_allocated: int | None = Field(default=None, ge=0, le=MAX_MEM_BYTES)
+    mem_reserved: int | None = Field(default=None, ge=0, le=MAX_MEM_BYTES)
     stopped: str | None = Field(default=None, min_length=1, max_length=MAX_STOPPED_CHARS)
+
+    @model_validator(mode="after")
+    def _pool_holds_allocated(self) -> ProbeRecord:
+        a, r = self.mem_allocated, self.mem_reserved
+        if a is not None and r is not None and r < a:
+            # No value echoed (app/errors.py's rule): the field names are the message.
+            raise ValueError(
+                "mem_reserved is below mem_allocated: the allocator's reserved pool holds"
+                " every allocated byte, so its peak cannot be the smaller"
+            )
+        return self
 
 
 class ModelShape(_Strict):
