@@ -50,8 +50,8 @@ def hardware_for(info: RunInfo, registry: Mapping[str, HardwareSpec]) -> tuple[s
 
 def scenario_of(info: RunInfo, hardware: str) -> Scenario:
     """The probe's run as a scenario: its GPT blocks (GELU MLP of 4h, learned positions, an
-    untied head, no recompute, TP by all-reduce without sequence parallelism), its mesh,
-    schedule, batch and dtype."""
+    untied head, no recompute; TP by all-reduce without sequence parallelism, whole
+    activations between stages), its mesh, schedule, batch and dtype."""
     m = info.model
     return Scenario(
         dp=info.dp, tp=info.tp, pp=info.pp, order=info.order, gpus_per_node=info.gpus_per_node,
@@ -59,7 +59,7 @@ def scenario_of(info: RunInfo, hardware: str) -> Scenario:
         virtual_stages=info.virtual_stages, model="custom", layers=m.layers, hidden=m.hidden,
         heads=m.heads, vocab=m.vocab, seq_len=m.seq_len, micro_batch_size=m.microbatch_size,
         gated_mlp=False, tied_embeddings=False, learned_positions=True, recompute="none",
-        sequence_parallel=False, dtype=info.dtype, hardware=hardware,
+        sequence_parallel=False, pp_scatter_gather=False, dtype=info.dtype, hardware=hardware,
     )  # fmt: skip
 
 

@@ -140,8 +140,10 @@ def test_too_much_simulation_is_refused_before_any_is_done():
 def test_doubling_ranges_and_out_of_bounds_points():
     points = line(run(Scenario(), knob="tp", start=1, stop=100, scale="doubling", series="none"))
     assert [p["x"] for p in points] == [1, 2, 4, 8, 16, 32, 64]
-    assert [p["valid"] for p in points] == [True] * 6 + [False]  # llama3-8b: 32 heads
-    assert points[-1]["field"] == "tp" and "heads" in points[-1]["reason"]
+    # llama3-8b: 8 KV heads (Megatron gives each TP rank whole ones), 32 query heads.
+    assert [p["valid"] for p in points] == [True] * 4 + [False] * 3
+    assert points[4]["field"] == "tp" and "kv_heads (8)" in points[4]["reason"]
+    assert points[-1]["field"] == "tp" and "heads (32)" in points[-1]["reason"]
     big = line(run(Scenario(), knob="seq_len", values=str(1 << 20), series="none"))
     assert big[0]["x"] == 1 << 20  # kept, valid or not, with a reason when not
     assert big[0]["valid"] or big[0]["reason"]

@@ -111,10 +111,34 @@ def p2p_s(nbytes: float, crosses_domain: bool, hw: HardwareSpec) -> float:
 
 
 def activation_message_bytes(m: ModelSpec, t: Training, tp: int) -> float:
-    """One micro-batch's b x s x h activation (or its gradient)."""
+    """What one TP rank sends across a stage boundary per micro-batch: the b x s x h
+    activation (or its gradient), 1/t of it when split over TP."""
     full = m.seq_len * t.micro_batch_size * m.hidden * t.element_bytes
-    # Narayanan et al. 2021 §4.1 scatter/gather: with sequence parallel each TP rank sends 1/t.
-    return full / tp if t.sequence_parallel else full
+    # Narayanan et al. 2021 §4.1 scatter/gather: each TP rank sends 1/t (with SP, its own
+    # sequence shard; without, Megatron's scatter_gather_tensors_in_pipeline split).
+    return full / tp if pp_split(t, tp) else full
+
+
+def pp_split(t: Training, tp: int) -> bool:
+    return tp > 1 and (t.sequence_parallel or t.pp_scatter_gather)
+
+
+def pp_gather_bytes(m: ModelSpec, t: Training, tp: int) -> float:
+    """The activation the receiving stage all-gathers over TP after a split send without SP
+    (Megatron-LM p2p_communication.py gather_split_1d_tensor); 0 when nothing is gathered."""
+    if not pp_split(t, tp) or t.sequence_parallel:
+        return 0.0  # with SP the sequence stays split: the next layer's all-gather takes it
+    return m.seq_len * t.micro_batch_size * m.hidden * t.element_bytes
+
+
+def pp_hop_s(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout, crosses: bool) -> float:
+    """One stage-boundary hop: each TP rank's send, then the receiver's TP all-gather when
+    the send was split without SP (Megatron-LM p2p_communication.py)."""
+    hop = p2p_s(activation_message_bytes(m, t, layout.tp), crosses, hw)
+    gather = pp_gather_bytes(m, t, layout.tp)
+    if not gather:
+        return hop
+    return hop + all_gather_s(gather, placement(layout, "tp", hw.domain_size), hw)
 
 
 def tp_bytes_per_layer_pass(m: ModelSpec, t: Training, tp: int) -> float:

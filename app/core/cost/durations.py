@@ -114,8 +114,7 @@ def chunk_durations(
     layers = layers or even_chunk_layers(m, layout.pp, chunks)
     cost = layer_cost(m, hw, t, layout)
     crosses = comm.placement(layout, "pp", hw.domain_size).domains > 1
-    message = comm.activation_message_bytes(m, t, layout.tp)
-    p2p = comm.p2p_s(message, crosses, hw) if layout.pp > 1 else 0.0
+    p2p = comm.pp_hop_s(m, hw, t, layout, crosses) if layout.pp > 1 else 0.0
     head_f, head_w = _head(m, hw, t, layout.tp)
     embed_f, embed_w = embedding_seconds(m, hw, t, layout)
     # A chunk's durations depend only on its layer count, its ends and (tied head) whether it

@@ -91,6 +91,10 @@ class Scenario(BaseModel):
         True, description="sequence parallelism: norm and dropout activations split over TP"
     )
     flash_attention: bool = Field(True, description="FlashAttention: no s x s scores in HBM")
+    pp_scatter_gather: bool = Field(
+        True, description="without SP, each TP rank sends 1/t of a stage's activation and the "
+        "next stage all-gathers it (Megatron); off: every TP rank sends all of it",
+    )  # fmt: skip
     overlap_grad_reduce: bool = Field(False, description="DP gradient sync under the backward")
     overlap_param_gather: bool = Field(False, description="ZeRO-3 gathers prefetched")
     tp_comm_overlap: bool = Field(

@@ -92,6 +92,7 @@ def training_of(s: Scenario) -> Training:
         sequence_parallel=s.sequence_parallel and s.tp > 1,
         forward_only=s.schedule in FORWARD_ONLY,
         flash_attention=s.flash_attention,
+        pp_scatter_gather=s.pp_scatter_gather,
         overlap_grad_reduce=s.overlap_grad_reduce,
         overlap_param_gather=s.overlap_param_gather,
         tp_comm_overlap=s.tp_comm_overlap,

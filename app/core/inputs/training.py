@@ -17,6 +17,11 @@ class Training:
     recompute: Literal["none", "selective", "full"] = "none"
     sequence_parallel: bool = False
     forward_only: bool = False  # the seed's naive demo: no backward, no gradients, no update
+    # Without SP, each TP rank sends 1/t of the stage boundary's activation and the receiving
+    # stage all-gathers it over TP: Megatron-LM's scatter_gather_tensors_in_pipeline (default
+    # on; megatron/p2p_communication.py; Narayanan et al. 2021 §4.1). Off: every TP rank
+    # sends all of it (--no-scatter-gather-tensors-in-pipeline; torch.distributed.pipelining).
+    pp_scatter_gather: bool = True
     # Dao 2023 (FlashAttention-2): the s x s scores never reach HBM and causal blocks above
     # the diagonal are skipped. Off: Megatron 2021's explicit QK^T, softmax, AV kernels.
     flash_attention: bool = True

@@ -124,9 +124,9 @@ def _pp_chain(s: Scenario, m, t) -> list[list[Token]]:
     if s.pp == 1:
         return [["V_PP"], [num(0.0, "B")]]
     c = 1 if t.forward_only else 2  # activations down, their gradients back up
-    # Narayanan et al. 2021 §4.1: each boundary carries b·s·h per micro-batch (÷t with SP).
+    # Narayanan et al. 2021 §4.1: each boundary carries b·s·h per micro-batch, ÷t when split.
     msg = comm.activation_message_bytes(m, t, s.tp)
-    sp = t.sequence_parallel
+    sp = comm.pp_split(t, s.tp)  # the send is 1/t (SP or Megatron's scatter/gather)
     return [
         ["V_PP = c·m·v·s·b·h·e" + (" / TP" if sp else "")],
         [num(c), "·", num(s.microbatches), "·", num(s.chunks), "·", num(m.seq_len), "·",
