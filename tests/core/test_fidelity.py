@@ -9,6 +9,9 @@ from app.core.inputs.specs import custom_model
 
 ROWS = fidelity.rows()
 PREDICTED = [r for r in ROWS if not r.reason]
+# Issue 9's targets hold on the rows they were set on; issue 23's small models on one node
+# (hidden <= 2,048, <= 8 GPUs) are tracked in test_fidelity_targets.py.
+LARGE = [r for r in PREDICTED if not (r.run.gpus <= 8 and r.run.arch.hidden <= 2048)]
 
 
 def test_the_validation_set_is_broad_enough_to_mean_something():
@@ -28,8 +31,8 @@ def test_every_row_left_out_says_why_and_every_predicted_row_has_both_times():
 
 
 def test_the_model_beats_a_flat_half_of_peak_and_stays_near_the_published_times():
-    model = fidelity.summary([r.error for r in PREDICTED])
-    flat = fidelity.summary([r.baseline_error for r in PREDICTED])
+    model = fidelity.summary([r.error for r in LARGE])
+    flat = fidelity.summary([r.baseline_error for r in LARGE])
     assert model["median_abs"] <= 0.05
     assert model["median_abs"] < flat["median_abs"]
     assert model["within_10pct"] >= 0.75 * model["rows"]

@@ -34,6 +34,11 @@ ASSUMED = {
     "NVIDIA": (True, True, "selective"),
     "torchtitan": (True, True, "selective"),
     "Dubey": (True, True, "none"),
+    # Small models on one node: FlashAttention in all three; PyTorch DDP (Dao's Lightning
+    # trainer, nanotron) and FSDP (MosaicML Composer) reduce gradients during the backward.
+    "Dao": (True, True, "none"),
+    "MosaicML": (True, True, "none"),
+    "nanotron": (True, True, "none"),
 }
 # What a framework does with ZeRO-3 / FSDP that the row does not restate:
 # (prefetched gathers, one gather per parameter tensor, gradients reduced in fp32).
@@ -110,6 +115,8 @@ def published_step_s(run: PublishedRun, s: Scenario, registry: Registry = HARDWA
         return run.iteration_s
     if run.tokens_per_s_per_gpu is not None:
         return tokens / (run.tokens_per_s_per_gpu * run.gpus)
+    if run.tokens_per_s is not None:  # aggregate over all GPUs
+        return tokens / run.tokens_per_s
     if run.tflops_per_gpu is not None and run.flop_formula.startswith("Narayanan"):
         # Narayanan et al. 2021 eq. 3 counts the full-recompute forward: hardware FLOPs.
         total = flops.hardware_flops(m, run.global_batch, "full")
