@@ -77,7 +77,8 @@ def judge_of(rows: Sequence[board.Row]) -> Judge:
     model errs), the nearest validated kind's when its own has too few rows, and what no
     predicted published run validates: its hardware generation, its kind, its schedule, a
     knob (SP, the overlaps) on that no run had on; with the highest MFU published on its
-    generation, which a row above is flagged for."""
+    generation by runs that split the model as it does (TP or PP > 1) or not, which a row
+    above is flagged for."""
     predicted = [r for r in rows if not r.reason]
     scenarios = [board.scenario_of(r.run) for r in predicted]
     schedules = {s.schedule.value for s in scenarios}
@@ -85,10 +86,12 @@ def judge_of(rows: Sequence[board.Row]) -> Judge:
     # "kind" is the mesh and ZeRO-3 (the schedule and SP have reasons of their own).
     meshes = {_mesh(k) for k in table}
     knobs = {k for s in scenarios for k in KNOBS if getattr(s, k)}
-    ceilings: dict[str | None, float] = {}
+    # A small model's MFU on one node says nothing of a TP/PP mesh's: ceilings per generation
+    # and per whether the model is split (TP or PP > 1).
+    ceilings: dict[tuple[str | None, bool], float] = {}
     for r, s in zip(predicted, scenarios, strict=True):
-        gen = kinds.generation(s.hardware)
-        ceilings[gen] = max(ceilings.get(gen, 0.0), published_mfu(r))
+        key = (kinds.generation(s.hardware), s.tp > 1 or s.pp > 1)
+        ceilings[key] = max(ceilings.get(key, 0.0), published_mfu(r))
 
     def judge(shape: Shape) -> Verdict:
         kind = _kind(shape)
@@ -96,7 +99,9 @@ def judge_of(rows: Sequence[board.Row]) -> Judge:
         why = ["hardware"] if gen is None else [] if _mesh(kind) in meshes else ["kind"]
         why += [] if shape.schedule in schedules else ["schedule"]
         why += [k for k in shape.knobs if k not in knobs]
-        return Verdict(*_band(kind, table), tuple(why), ceilings.get(gen))
+        split = shape.tp > 1 or shape.pp > 1
+        ceiling = ceilings.get((gen, split)) or ceilings.get((gen, not split))
+        return Verdict(*_band(kind, table), tuple(why), ceiling)
 
     return judge
 

@@ -30,7 +30,8 @@ ALLOWED = (
     | set(controls.VIEW_KEYS)
     | {s.value for s in ScheduleName}
     | {"answers", "only", "lang", "preset", "chunks", "max", "true", "full", "Megatron",
-       "false", "torch", "dualpipe", "num_ranks", "num_chunks", "GiB", "HBM", "selective", "GPU", "global_batch"}
+       "false", "torch", "dualpipe", "num_ranks", "num_chunks", "GiB", "HBM", "selective",
+       "GPU", "global_batch"}
     | set(ORDER_PRESETS)
 )  # fmt: skip
 ASCII_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z_]+)*")

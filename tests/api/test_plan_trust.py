@@ -16,8 +16,9 @@ from app.core.fidelity import bands, board, kinds
 from app.core.inputs.scenario import Scenario
 
 SP = ("sequence_parallel", "overlap_grad_reduce")
-# Llama 3 8B on 16 H100s at a 30% headroom: tight rows and rows with room, side by side.
-TIGHT = {"model": "llama3-8b", "hardware": "h100-sxm", "gpus": "16", "global_batch": "64",
+# Llama 3 8B on 4 H100s at a 30% headroom: tight rows and rows with room, side by side (on 16
+# GPUs every tight row now falls below the top ten: Hopper's held-out band is 14.9% wide).
+TIGHT = {"model": "llama3-8b", "hardware": "h100-sxm", "gpus": "4", "global_batch": "16",
          "headroom": "0.3"}  # fmt: skip
 
 
@@ -40,14 +41,18 @@ def test_the_judge_names_what_no_validated_published_run_covers(fidelity_board):
     s = Scenario(hardware="a100-80g", schedule="interleaved", virtual_stages=2, dp=8, tp=8, pp=8,
                  microbatches=16, sequence_parallel=True)  # fmt: skip
     assert (megatron.band, megatron.band_level) == page_band(rows, s)
-    # The highest MFU of a predicted A100 run: Megatron's mid-50s.
+    # The highest MFU of a predicted A100 run that splits the model: Megatron's mid-50s. A
+    # small model's data-parallel run on one node reached more (MosaicML's MPT, ~61%), which
+    # says nothing of a TP x PP mesh.
     assert 0.5 < megatron.mfu_ceiling < 0.6
-    predicted = [r for r in rows if not r.reason]
-    assert megatron.mfu_ceiling == max(
-        published_mfu(r)
-        for r in predicted
-        if kinds.generation(board.scenario_of(r.run).hardware) == "ampere"
-    )
+    predicted = [(r, board.scenario_of(r.run)) for r in rows if not r.reason]
+    ampere = [(r, s) for r, s in predicted if kinds.generation(s.hardware) == "ampere"]
+    split = [published_mfu(r) for r, s in ampere if s.tp > 1 or s.pp > 1]
+    assert megatron.mfu_ceiling == max(split)
+    whole = [published_mfu(r) for r, s in ampere if s.tp == s.pp == 1]
+    assert max(whole) > 0.6 > max(split)
+    flat = judge(Shape("a100-80g", "1f1b", 8, 1, 1, 3, ()))  # dp 8, tp 1, pp 1, ZeRO-3
+    assert flat.mfu_ceiling == max(whole)
     assert judge(Shape("a100-80g", "dualpipev", 8, 8, 8, 0, SP)).unvalidated == ("schedule",)
     knob = judge(Shape("a100-80g", "1f1b", 8, 8, 8, 0, (*SP, "tp_comm_overlap")))
     assert knob.unvalidated == ("tp_comm_overlap",)

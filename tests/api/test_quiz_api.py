@@ -125,7 +125,7 @@ def test_the_comparison_never_ranks_an_out_of_memory_column_and_words_a_tie(clie
     )
     first, second = _members(client, twin)
     assert first["best"] and [w["code"] for w in second["why"]][-1] == "tie"
-    slow_link = quiz.Link("x", "/compare", (("s", "dp=2&tp=8&pp=1"), ("s", "dp=1&tp=16&pp=1")))
+    slow_link = quiz.TP_NODE  # TP 8 in a node against TP 16 over two
     fast, slow = _members(client, slow_link)
     verdict = slow["why"][-1]
     ratio = slow["summary"]["tokens_per_s"] / fast["summary"]["tokens_per_s"]

@@ -7,6 +7,7 @@ from pydantic import ValidationError
 
 from app.core.cost import durations
 from app.core.cost.overlap import overlapped_pair_s
+from app.core.cost.shapes import as_held
 from app.core.evaluate import evaluate, layout_of
 from app.core.inputs.scenario import Scenario, ScenarioError
 from app.core.inputs.specs import hardware_of, model_of, training_of
@@ -94,7 +95,8 @@ def test_overlapped_pair_hides_each_sides_communication_under_the_others_compute
 
 def _cost_chunks(tp, schedule="dualpipe"):
     s = Scenario(schedule=schedule, pp=4, microbatches=8, dp=1, tp=tp, hardware="h100-sxm")
-    m, hw, t = model_of(s), hardware_of(s), training_of(s)
+    hw, t = hardware_of(s), training_of(s)
+    m = as_held(model_of(s), tp, t.vocab_multiple)  # the padded vocabulary, as price runs it
     layout = layout_of(s, hw.gpus_per_node)
     pipe = plan(s.schedule, s.pp, s.virtual_stages, m.layers, s.layer_split)
     rows, _ = durations.chunk_durations(m, hw, t, layout, 2, 0, pipe.layers, pipe.ends, True)

@@ -57,7 +57,7 @@ def test_rows_are_predicted_with_the_registry_they_are_given():
 
     run = next(r.run for r in PREDICTED if r.hardware == "a100-80g")
     hw = HARDWARE["a100-80g"]
-    slower = replace(hw, efficiency=replace(hw.efficiency, gemm_max_fraction=0.5))
+    slower = replace(hw, efficiency=replace(hw.efficiency, gemm_max_fraction=0.4))
     registry = MappingProxyType({**HARDWARE, "a100-80g": slower})
     base, swapped = fidelity.row(run), fidelity.row(run, registry)
     assert swapped.published_s == base.published_s

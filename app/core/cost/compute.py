@@ -35,6 +35,12 @@ HEAD_KERNELS = 5
 OPTIMIZER_KERNELS = 12
 
 
+# FlashAttention-1 (and the Triton port of its algorithm) against FlashAttention-2 on the same
+# GPU: Dao 2023 (FlashAttention-2) abstract and §4.1, "around 2x faster" (25-40% of A100 peak
+# against 50-73%). The profiles' flash_fraction is FlashAttention-2's.
+FA1_SPEED = 0.5
+
+
 def host_overhead_s(kernels: float, hw: HardwareSpec) -> float:
     """Host seconds of ``kernels`` launches at the profile's per-kernel overhead, added to the
     kernels' own time: on CPU one thread runs both. On a GPU launches are asynchronous and
@@ -46,7 +52,9 @@ def host_overhead_s(kernels: float, hw: HardwareSpec) -> float:
 def gemm_seconds(g: Gemm, hw: HardwareSpec, element_bytes: int) -> float:
     # Williams et al. 2009 roofline: the slower of compute and moving A, B and C once.
     one = 2.0 * g.m * g.n * g.k
-    compute = one / (hw.matmul_tflops(element_bytes) * 1e12 * gemm_efficiency(one, hw))
+    # A batched GEMM (cuBLAS strided batched) fills the SMs with the whole batch at once.
+    size = one * g.count if g.batched else one
+    compute = one / (hw.matmul_tflops(element_bytes) * 1e12 * gemm_efficiency(size, hw))
     memory = hbm_seconds(element_bytes * (g.m * g.k + g.k * g.n + g.m * g.n), hw)
     return g.count * max(compute, memory)
 
@@ -76,12 +84,15 @@ def _attention_core_s(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> t
         # Dao 2023 (FlashAttention-2) §3: a causal mask skips the blocks above the diagonal,
         # half the work; the backward recomputes the scores, 5 matmuls to the forward's 2.
         peak = hw.matmul_tflops(t.element_bytes)
-        forward = 0.5 * flops / (peak * 1e12 * hw.efficiency.flash_fraction)
+        fraction = hw.efficiency.flash_fraction * (FA1_SPEED if t.flash_kernel == "fa1" else 1.0)
+        forward = 0.5 * flops / (peak * 1e12 * fraction)
         return forward, 2.5 * forward
     heads = t.micro_batch_size * m.heads // tp
     d = m.hidden // m.heads
-    bmm = gemm_seconds(Gemm(m.seq_len, m.seq_len, d, heads), hw, t.element_bytes)
-    bmm += gemm_seconds(Gemm(m.seq_len, d, m.seq_len, heads), hw, t.element_bytes)
+    # Megatron-LM CoreAttention (core/transformer/dot_product_attention.py): one baddbmm over
+    # the b x a/t heads for QK^T and one bmm for the scores x V, not a GEMM per head.
+    bmm = gemm_seconds(Gemm(m.seq_len, m.seq_len, d, heads, batched=True), hw, t.element_bytes)
+    bmm += gemm_seconds(Gemm(m.seq_len, d, m.seq_len, heads, batched=True), hw, t.element_bytes)
     # Korthikanti et al. 2022 §4.1: the s x s scores are written, then softmax and dropout
     # each read and write them (plus a 1-byte mask): ~5 passes of 2 bytes and 1 of 1.
     scores = heads * m.seq_len * m.seq_len

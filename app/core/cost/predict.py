@@ -107,6 +107,8 @@ def price(
     actions: list[list[Action]],
 ) -> Costed:
     layers, ends, head = pipe.layers, pipe.ends, pipe.head_rank
+    # Ranks hold and compute the padded vocabulary; the model's FLOPs (MFU) count its own.
+    m, given = shapes.as_held(m, s.tp, t.vocab_multiple), m
     pairs = s.schedule in RELEASE_BY_UNIT  # DualPipe(V)'s overlapped F&B pairs
     chunk_d, tp_pass = durations.chunk_durations(
         m, hw, t, layout, s.chunks, head, layers, ends, pairs
@@ -132,8 +134,8 @@ def price(
     rank_d = [Durations.mean(row) for row in chunk_d]
     batch = s.micro_batch_size * s.microbatches * s.dp
     again = recomputed_layers(m, t, layers)
-    model_f = flops.model_flops(m, batch)
-    hw_f = flops.hardware_flops(m, batch, t.recompute, again)
+    model_f = flops.model_flops(given, batch)
+    hw_f = flops.hardware_flops(given, batch, t.recompute, again)
     if t.forward_only:  # model_flops is 3x the forward (backward = 2x forward): keep the forward
         model_f = hw_f = model_f / 3.0
     # Passes per layer on the busiest rank: t.passes, fewer where recompute_layers spares some.

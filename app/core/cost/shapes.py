@@ -4,7 +4,7 @@ Narayanan et al. 2021: b micro-batch, s sequence, h hidden, a heads, t = tp, V v
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.core.inputs.models import ModelSpec
 from app.core.schedules.pipeline import default_split, even_layers
@@ -12,16 +12,32 @@ from app.core.schedules.pipeline import default_split, even_layers
 
 @dataclass(frozen=True)
 class Gemm:
-    """One (m x k) @ (k x n) product, run ``count`` times."""
+    """One (m x k) @ (k x n) product, run ``count`` times: as ``count`` kernels, or as one
+    batched kernel (``batched``) whose size is all of them together."""
 
     m: int
     n: int
     k: int
     count: int = 1
+    batched: bool = False
 
     @property
     def flops(self) -> float:
         return 2.0 * self.m * self.n * self.k * self.count
+
+
+def padded_vocab(vocab: int, tp: int, multiple: int) -> int:
+    """The vocabulary as the embedding and output layer hold it: padded to a multiple of
+    ``multiple`` x tp so every TP rank gets an equal, aligned slice (Megatron-LM
+    training/tokenizer/tokenizer.py _vocab_size_with_padding, --make-vocab-size-divisible-by
+    128 by default); multiple = 1 leaves it as it is (torchtitan, Hugging Face)."""
+    step = multiple * tp
+    return -(-vocab // step) * step
+
+
+def as_held(m: ModelSpec, tp: int, multiple: int) -> ModelSpec:
+    """The model as its ranks hold and run it: with the padded vocabulary."""
+    return replace(m, vocab=padded_vocab(m.vocab, tp, multiple))
 
 
 def layer_gemms(m: ModelSpec, tokens: int, tp: int) -> list[Gemm]:

@@ -137,6 +137,7 @@ def estimate(
     by the thousands of candidates one plan scores."""
     memo = {} if memo is None else memo
     t = c.training(batch)
+    m = shapes.as_held(m, c.tp, t.vocab_multiple)  # as cost.predict.price holds it
     layout = Layout(dp=c.dp, tp=c.tp, pp=c.pp, gpus_per_node=hw.gpus_per_node)
     micro, head = t.microbatches, c.pp - 1
     # Mean chunk per rank. Durations read the ZeRO stage only for ZeRO-3's gathers

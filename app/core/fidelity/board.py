@@ -40,6 +40,10 @@ ASSUMED = {
     "MosaicML": (True, True, "none"),
     "nanotron": (True, True, "none"),
 }
+# Sources whose FlashAttention is the 2022 kernel or its Triton port, per each row's caveat:
+# the flash-attention training README's speeds are FlashAttention v1's; llm-foundry's tables
+# ran attn_impl "triton" (the FlashAttention-1 algorithm in Triton).
+FLASH_1 = ("Dao", "MosaicML")
 # What a framework does with ZeRO-3 / FSDP that the row does not restate:
 # (prefetched gathers, one gather per parameter tensor, gradients reduced in fp32).
 # DeepSpeed ZeRO-3 (Narayanan et al. 2021 Table 2's rows) partitions and gathers every
@@ -102,6 +106,7 @@ def scenario_of(run: PublishedRun) -> Scenario:
                                                           and run.tp > 1 and flash),
         recompute_layers=run.recompute_layers,
         zero=3 if zero3 else 0, flash_attention=flash,
+        flash_kernel="fa1" if run.source.startswith(FLASH_1) else "fa2",
         overlap_grad_reduce=overlap or zero3, overlap_param_gather=prefetch,
         zero3_per_tensor=per_tensor, grad_reduce_fp32=fp32, **_shape(run),
     )  # fmt: skip

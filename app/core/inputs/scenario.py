@@ -91,6 +91,14 @@ class Scenario(BaseModel):
         True, description="sequence parallelism: norm and dropout activations split over TP"
     )
     flash_attention: bool = Field(True, description="FlashAttention: no s x s scores in HBM")
+    flash_kernel: Literal["fa2", "fa1"] = Field(
+        "fa2", description="FlashAttention-2, or FlashAttention-1 (and its Triton port): "
+        "about half as fast (Dao 2023)",
+    )  # fmt: skip
+    vocab_multiple: int = Field(
+        128, ge=1, le=65_536, description="vocabulary padded to a multiple of this x tp "
+        "(Megatron's --make-vocab-size-divisible-by); 1: no padding (torchtitan, HF)",
+    )  # fmt: skip
     pp_scatter_gather: bool = Field(
         True, description="without SP, each TP rank sends 1/t of a stage's activation and the "
         "next stage all-gathers it (Megatron); off: every TP rank sends all of it",

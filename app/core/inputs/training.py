@@ -22,9 +22,15 @@ class Training:
     # on; megatron/p2p_communication.py; Narayanan et al. 2021 §4.1). Off: every TP rank
     # sends all of it (--no-scatter-gather-tensors-in-pipeline; torch.distributed.pipelining).
     pp_scatter_gather: bool = True
+    # The vocabulary is padded to a multiple of this x tp (Megatron-LM's
+    # --make-vocab-size-divisible-by, default 128); 1: no padding (torchtitan, Hugging Face).
+    vocab_multiple: int = 128
     # Dao 2023 (FlashAttention-2): the s x s scores never reach HBM and causal blocks above
     # the diagonal are skipped. Off: Megatron 2021's explicit QK^T, softmax, AV kernels.
     flash_attention: bool = True
+    # Which FlashAttention: "fa2" (Dao 2023) or "fa1", the 2022 kernel and the Triton port
+    # MosaicML's llm-foundry ran (attn_impl "triton"), about half as fast (cost/compute.py).
+    flash_kernel: Literal["fa2", "fa1"] = "fa2"
     overlap_grad_reduce: bool = False  # Megatron's --overlap-grad-reduce (DDP/FSDP buckets)
     overlap_param_gather: bool = False  # Megatron's --overlap-param-gather (ZeRO-3 prefetch)
     tp_comm_overlap: bool = False  # Megatron's --tp-comm-overlap (TE userbuffers)

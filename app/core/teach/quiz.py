@@ -89,7 +89,10 @@ GPIPE_1F1B = Link("quiz.link.gpipe_1f1b", "/compare", _cmp(
     f"pp=4&dp=1&tp=1&microbatches=8&schedule=gpipe&{TEACH}",
     f"pp=4&dp=1&tp=1&microbatches=8&schedule=1f1b&{TEACH}",
 ))  # fmt: skip
-TP_NODE = Link("quiz.link.tp_node", "/compare", _cmp("dp=2&tp=8&pp=1", "dp=1&tp=16&pp=1"))
+# GPT-3 6.7B: 32 heads, each its own KV head, so TP 16 can split them (Llama 3 8B's 8 cannot).
+TP_NODE = Link("quiz.link.tp_node", "/compare", _cmp(
+    "model=gpt3-6.7b&dp=2&tp=8&pp=1", "model=gpt3-6.7b&dp=1&tp=16&pp=1",
+))  # fmt: skip
 PP_DEPTH = Link("quiz.link.pp_depth", "/compare", _cmp(
     "dp=1&tp=4&pp=2&microbatches=8", "dp=1&tp=1&pp=8&microbatches=8",
 ))  # fmt: skip
