@@ -10,7 +10,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="MESHSCOPE_", extra="forbid")
+    # hide_input_in_errors: a refused ingest_token is a secret; the error names the setting only.
+    model_config = SettingsConfigDict(
+        env_prefix="MESHSCOPE_", extra="forbid", hide_input_in_errors=True
+    )
 
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
@@ -74,4 +77,8 @@ class Settings(BaseSettings):
     def _no_blank_token(cls, value: str | None) -> str | None:
         if value is not None and not value.strip():
             raise ValueError("ingest_token must not be blank")
+        if value is not None and value != value.strip():
+            # The Bearer header's value is stripped before the compare (app/api/ingest.py),
+            # so a token with surrounding whitespace could never match: refuse it at start.
+            raise ValueError("ingest_token must not start or end with whitespace")
         return value

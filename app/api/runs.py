@@ -4,7 +4,8 @@
 ``GET /api/runs/{run}``                config, status, per-rank states, step-time trend, the
                                        verdict (app.live.verdict) and the records it counts
 ``GET /api/runs/{run}/steps?since=S``  current records with step > S, whole steps, paged
-``GET /api/runs/{run}/analysis?step=`` the live page's step view (app.live.analysis)
+``GET /api/runs/{run}/analysis?step=`` the live page's step view (app.live.analysis), cached
+                                       per step; a miss is a heavy request (429 when busy)
 
 ``?lang=`` on the first two picks the language of the verdict's words (``label``,
 ``summary``, ``lines``); every other field is the same in every language.
@@ -13,11 +14,21 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
 
-from app.core.inputs.protocol import MAX_STEP, RUN_NAME_PATTERN, ProbeRecord, RunInfo
+from app.api.limits import HeavyLimiter, heavy
+from app.core.inputs.protocol import (
+    MAX_STEP,
+    MAX_STEP_EVENTS,
+    RUN_NAME_PATTERN,
+    ProbeRecord,
+    RunInfo,
+    oversize,
+)
 from app.i18n.lang import query_lang
 from app.live import analysis, verdict
 from app.live.services import Live
@@ -27,6 +38,10 @@ RunName = Annotated[str, Path(pattern=RUN_NAME_PATTERN, max_length=64)]
 # A rank no longer watched that did not finish: dead in a failed run, ended (its records in
 # its spool) in an incomplete one.
 UNWATCHED_STATE = {"failed": "dead", "incomplete": "ended"}
+# Events one analysis parses: its window of steps, each at most MAX_STEP_EVENTS (a full
+# window of the biggest steps, ~700 MB of parsed records at 233 MB per 200k events).
+MAX_WINDOW_EVENTS = 10 * MAX_STEP_EVENTS
+BUSY = {429: {"description": "Too many heavy requests at once; retry after `Retry-After` s"}}
 
 
 def get_live(request: Request) -> Live:
@@ -143,31 +158,52 @@ def get_steps(
     "/{run}/analysis",
     summary="One step: measured, its replay, the cost model's prediction, bubble causes",
     response_class=Response,
+    responses=BUSY,
 )
-def get_analysis(
+async def get_analysis(
     request: Request,
     run: RunName,
     live: LiveDep,
+    limiter: Annotated[HeavyLimiter, Depends(heavy)],
     step: Annotated[int | None, Query(ge=0, le=MAX_STEP)] = None,
     window: Annotated[int, Query(ge=1, le=50)] = 10,
 ) -> Response:
+    info, key = await run_in_threadpool(_analysis_key, live, run, step, window)
+    # Cached encoded, per (run, step, window, the rows read): every viewer following a run
+    # asks for the same step within a second, and a hit needs no slot.
+    body = live.analyses.get(key)
+    if body is None:
+        # A miss simulates the run's schedule: a heavy request (app/api/limits.py), so a few
+        # at a time off the event loop; the slot's holder looks in the cache again first.
+        hardware = request.app.state.hardware
+        body = await limiter.run(live.cached, key, partial(_analyse, live, info, key, hardware))
+    return Response(body, media_type="application/json")
+
+
+def _analysis_key(live: Live, run: str, step: int | None, window: int) -> tuple[RunInfo, tuple]:
+    """The run's info and the cache key of its step's analysis: 404s for what is not there."""
     row = _run_or_404(live, run)
     info = RunInfo.model_validate_json(row["info"])
+    if oversize(info):  # stored before hellos were bounded (issue 26): too big to replay
+        raise HTTPException(422, f"run {run!r} is too large to analyse: {oversize(info)}")
     if step is None:
         trend = live.reader.trend(run, limit=1)
         if not trend:
             raise HTTPException(404, f"run {run!r} has no steps yet")
         step = trend[-1]["step"]
+    # No more steps than the analysis can parse (window=50 of 64 ranks' 20k-event records
+    # would be 64M events): the bound of a full window of the run's biggest steps.
+    window = max(1, min(window, MAX_WINDOW_EVENTS // (info.world_size * info.events_cap())))
     first = max(step - window + 1, 0)
     key = (run, step, window, live.reader.signature(run, first, step))
     if not any(s == step for s, _, _ in key[3]):
         raise HTTPException(404, f"run {run!r} has no records of step {step}")
+    return info, key
 
-    def compute() -> bytes:
-        texts = live.reader.window(run, first, step)
-        records = [ProbeRecord.model_validate_json(t) for t in texts]
-        view = analysis.analyse(info, records, step, request.app.state.hardware)
-        return json.dumps(view, separators=(",", ":"), allow_nan=False).encode()
 
-    # Cached encoded: every viewer following a run asks for the same step within a second.
-    return Response(live.cached(key, compute), media_type="application/json")
+def _analyse(live: Live, info: RunInfo, key: tuple, hardware) -> bytes:
+    run, step, window, _ = key
+    texts = live.reader.window(run, max(step - window + 1, 0), step)
+    records = [ProbeRecord.model_validate_json(t) for t in texts]
+    view = analysis.analyse(info, records, step, hardware)
+    return json.dumps(view, separators=(",", ":"), allow_nan=False).encode()

@@ -134,9 +134,10 @@ def heatmap(layout: Layout, breakdowns, records: list[ProbeRecord]) -> dict:
     grid = {k: [[None] * len(cols) for _ in range(layout.pp)] for k in _HEAT}
     ranks = [[layout.rank_of(d, p, t) for d, t in cols] for p in range(layout.pp)]
     mem = {r.rank: r.mem for r in records}
+    col_of = {dt: i for i, dt in enumerate(cols)}  # not cols.index: quadratic in the world
     for b in breakdowns:
         c = layout.coord(b.rank)
-        row, col = c.pp, cols.index((c.dp, c.tp))
+        row, col = c.pp, col_of[(c.dp, c.tp)]
         values = {"step_time_s": b.step_time_s, "idle_frac": b.idle_frac,
                   "comm_frac": b.comm_frac, "mem_bytes": mem.get(b.rank)}  # fmt: skip
         for k, v in values.items():

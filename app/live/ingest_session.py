@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from app.core.inputs.protocol import (
+    MAX_DROPPED_EVENTS,
     AckFrame,
     ErrorFrame,
     HeartbeatFrame,
@@ -60,17 +61,49 @@ def describe(exc: ValidationError) -> str:
     return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
 
 
-def _wrong_version(text: str) -> bool:
+def _wrong_version(text: str, exc: ValidationError) -> bool:
     """A frame that names a protocol version other than ours (hello.v or record.v)."""
+    if any(e.get("type") == "json_invalid" for e in exc.errors()):
+        return False  # not JSON at all (pydantic's parser bounds nesting; json's recurses)
     try:
         obj = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # '[' * 100000: a strike, not a 1011 (issue 26)
         return False
     if not isinstance(obj, dict):
         return False
     inner = obj.get("record") if isinstance(obj.get("record"), dict) else {}
     versions = [v for v in (obj.get("v"), inner.get("v")) if v is not None]
     return any(v != 1 for v in versions)
+
+
+def _over_bounds(exc: ValidationError) -> bool:
+    """A hello whose run is too big to serve (protocol.oversize: a product over its bound)."""
+    return any(e["loc"] == ("hello",) and e["type"] == "value_error" for e in exc.errors())
+
+
+def fit_events(rec: ProbeRecord, cap: int) -> ProbeRecord | None:
+    """The record within ``cap`` events, as the probe keeps within MAX_EVENTS: TP pulses go
+    first, then sends, then receives, each counted in ``dropped_events``; None when its
+    compute alone is over. The cap is the run's share of a step the analysis can read."""
+    events = rec.events
+    if len(events) <= cap:
+        return rec
+    for kind in ("tp", "pp_send", "pp_recv"):
+        over = len(events) - cap
+        if over <= 0:
+            break
+        seen = 0
+        kept = []
+        for e in reversed(events):  # the latest of the kind go, as in gpu_probe/train.py
+            if e.kind == kind and seen < over:
+                seen += 1
+                continue
+            kept.append(e)
+        events = kept[::-1]
+    if len(events) > cap:
+        return None
+    dropped = min(rec.dropped_events + len(rec.events) - len(events), MAX_DROPPED_EVENTS)
+    return rec.model_copy(update={"events": events, "dropped_events": dropped})
 
 
 class Session:
@@ -89,11 +122,14 @@ class Session:
         try:
             frame = parse_frame(text)
         except ValidationError as exc:
-            if _wrong_version(text):
+            if _wrong_version(text, exc):
                 msg = "this server speaks protocol v1"
                 raise Fatal(error("unsupported_version", msg, fatal=True), msg) from exc
+            if _over_bounds(exc):  # retrying cannot help: tell the probe to stop
+                msg = f"run not accepted: {describe(exc)}"
+                raise Fatal(error("bad_frame", msg, fatal=True), msg) from exc
             return self._strike(describe(exc))
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             return self._strike(str(exc)[:300])
         if isinstance(frame, HelloFrame):
             return await self._on_hello(frame)
@@ -152,6 +188,10 @@ class Session:
         problem = self._check(rec)
         if problem:
             return self._strike(problem)
+        rec = fit_events(rec, self.hello.info.events_cap())
+        if rec is None:
+            cap = self.hello.info.events_cap()
+            return self._strike(f"events: more F, B and W than {cap} per record in this world")
         # A partial record (the step this rank did not finish) is kept apart from the steps.
         future = self.live.writer.submit("stop" if rec.stopped else "record", rec, time.time())
         ack = AckFrame(run=rec.run, rank=rec.rank, attempt=rec.attempt, step=rec.step)

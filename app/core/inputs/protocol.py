@@ -37,7 +37,8 @@ from pydantic import (
     model_validator,
 )
 
-from app.core.schedules import ScheduleName
+from app.core.inputs.scenario import MAX_SIMULATED_ACTIONS
+from app.core.schedules import SPLIT_BACKWARD, ScheduleName, chunks_per_rank
 
 VERSION = 1
 EVENT_KINDS: tuple[str, ...] = ("F", "B", "W", "tp", "pp_send", "pp_recv", "dp", "optim")
@@ -52,6 +53,13 @@ INT64_MAX = 2**63 - 1  # SQLite INTEGER is a signed 64-bit value (sqlite.org/dat
 MAX_MEM_BYTES = 2**50  # 1 PiB: no process's peak memory comes near it, far below INT64_MAX
 MAX_DROPPED_EVENTS = 1_000_000_000  # a billion timed intervals in one step is a probe bug
 MAX_STOPPED_CHARS = 2000  # a partial record's reason: the rank's error, cut to this
+# A run's products are bounded in its hello (oversize; issue 26): each factor was in
+# range, but a 65,536 x 65,536 world took the server to 24 GB.
+MAX_RANK_STEPS = 100_000_000  # dp*tp*pp x steps: the store holds a row for each
+# Events of one step over all ranks: what the run page draws of a step (app/live/analysis.py's
+# MAX_DRAWN_EVENTS); the analysis parses a window of such steps (200k events measured 233 MB
+# parsed), so a record of a world W carries at most this / W (RunInfo.events_cap).
+MAX_STEP_EVENTS = 60_000
 
 
 def _exact_one(value: Any) -> Any:
@@ -189,6 +197,35 @@ class RunInfo(_Strict):
     def world_size(self) -> int:
         return self.dp * self.tp * self.pp
 
+    @property
+    def chunks(self) -> int:
+        return chunks_per_rank(self.schedule, self.virtual_stages)
+
+    def events_cap(self) -> int:
+        """The most events one record of this run may carry (MAX_STEP_EVENTS over the
+        world), so a step of every rank stays what the analysis can read."""
+        return min(MAX_EVENTS, MAX_STEP_EVENTS // self.world_size)
+
+
+def oversize(info: RunInfo) -> str | None:
+    """Why a run is too big to serve, naming the product of its fields and the bound, or None.
+    Checked on every hello (a stored run from before the bounds still loads as a RunInfo)."""
+    world, per_rank = info.world_size, info.microbatches * info.chunks
+    compute = world * per_rank * (3 if info.schedule in SPLIT_BACKWARD else 2)
+    checks = (
+        ("dp*tp*pp ranks", world, MAX_WORLD, "the most the core lays out and views serve"),
+        ("pp*microbatches*chunks*3 actions", info.pp * per_rank * 3, MAX_SIMULATED_ACTIONS,
+         "the most the core simulates, and so the run analysis replays"),
+        ("dp*tp*pp*steps rank-steps", world * info.steps, MAX_RANK_STEPS,
+         "the store keeps a row for each"),
+        ("dp*tp*pp*microbatches*chunks F/B/W events per step", compute, MAX_STEP_EVENTS,
+         "the most the run page draws of one step"),
+    )  # fmt: skip
+    for what, value, bound, why in checks:
+        if value > bound:
+            return f"info: {what} = {value} is over {bound}: {why}"
+    return None
+
 
 class HelloFrame(_Strict):
     type: Literal["hello"] = "hello"
@@ -199,6 +236,14 @@ class HelloFrame(_Strict):
     # How often this sender heartbeats when it has nothing else to send. The server declares
     # a rank dead after a few missed beats; None (older senders, uploads): the 5 s default.
     heartbeat_s: float | None = Field(default=None, ge=0.05, le=60.0)
+
+    @model_validator(mode="after")
+    def _servable(self) -> HelloFrame:
+        # Each factor was in range, but 65,536 x 65,536 ranks took the server to 24 GB.
+        problem = oversize(self.info)
+        if problem:
+            raise ValueError(problem)  # names the product, echoes no other value
+        return self
 
 
 class RecordFrame(_Strict):
