@@ -9,15 +9,15 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported lazily at run time: `meshscope probe` needs no server code
+    from app.live.db_claim import Claim
+    from app.settings import Settings
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import uvicorn
-    from uvicorn.protocols.http.auto import AutoHTTPProtocol
-
-    from app import fd_limit, log_limit
-    from app.api.hardware import HardwareProfileFileError
-    from app.main import create_app
+    from app.live.db_claim import DatabaseInUse, claim
     from app.settings import Settings
 
     overrides = {"host": args.host, "port": args.port}
@@ -26,6 +26,31 @@ def _serve(args: argparse.Namespace) -> int:
     if args.hardware_profile:
         overrides["hardware_profiles"] = [Path(p) for p in args.hardware_profile]
     settings = Settings(**overrides)
+    # Before anything is printed or served: a second server on this database would split
+    # its runs' liveness, so it stops here with one line (app/live/db_claim.py).
+    try:
+        held = claim(settings.db, f"meshscope serve on {settings.host}:{settings.port}")
+    except DatabaseInUse as exc:
+        print(f"meshscope: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return _serve_claimed(settings, held)
+    finally:
+        held.release()
+
+
+def _serve_claimed(settings: Settings, held: Claim) -> int:
+    """The server, on a database this process holds (or reads only)."""
+    import uvicorn
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    from app import fd_limit, log_limit
+    from app.api.hardware import HardwareProfileFileError
+    from app.main import create_app
+
+    if held.readonly:
+        print(f"meshscope: the database {held.db} is read-only: serving its runs read-only; "
+              "ingest is refused (probes get a fatal error)", flush=True)  # fmt: skip
     if settings.ingest_token is None:
         # No token configured: make one for this server's lifetime and say how to use it.
         token = secrets.token_urlsafe(32)
@@ -38,6 +63,7 @@ def _serve(args: argparse.Namespace) -> int:
     except HardwareProfileFileError as exc:
         print(f"meshscope: {exc}", file=sys.stderr)  # one line, then no server at all
         return 2
+    app.state.db_claim = held  # the lifespan's store uses it instead of claiming again
     # Within the open-file limit (app/fd_limit.py): raise it, cap connections below it, and
     # keep a flood of identical errors from filling the disk (app/log_limit.py).
     budget = fd_limit.fd_budget()

@@ -51,7 +51,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     # Process-wide, so only while this server runs, and put back after it.
     previous_switch = sys.getswitchinterval()
     sys.setswitchinterval(app.state.settings.gil_switch_interval_s)
-    live = Live(app.state.settings, getattr(app.state, "live_config", None))
+    # The database's claim (app/live/db_claim.py) when `meshscope serve` took it already.
+    held = getattr(app.state, "db_claim", None)
+    live = Live(app.state.settings, getattr(app.state, "live_config", None), held)
     app.state.live = live
     await live.start()
     # /metrics' own registry

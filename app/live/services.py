@@ -16,6 +16,7 @@ from collections import OrderedDict
 
 from app.core.inputs.protocol import RunInfo
 from app.live.config import LiveConfig
+from app.live.db_claim import Claim, read_only
 from app.live.hub import Hub
 from app.live.liveness import Change, Liveness
 from app.live.stats import IngestStats
@@ -28,12 +29,19 @@ log = logging.getLogger("meshscope.live")
 
 
 class Live:
-    def __init__(self, settings: Settings, config: LiveConfig | None = None) -> None:
+    def __init__(
+        self, settings: Settings, config: LiveConfig | None = None, held: Claim | None = None
+    ) -> None:
+        """``held``: the database's claim, locked by ``meshscope serve`` before the server
+        starts. An app made elsewhere (tests, an embedding) takes no lock, so two of them
+        may share a database in one process; it still serves a read-only one read-only."""
         self.config = config = config or LiveConfig()
         self.token = settings.ingest_token
         self.host = settings.host
         self.allowed_origins = list(settings.allowed_origins)
-        self.store = Store(settings.db)
+        self.claim = held or Claim(settings.db, readonly=read_only(settings.db))
+        self.readonly = self.claim.readonly
+        self.store = Store(settings.db, readonly=self.readonly)
         self.reader = Reader(settings.db)
         self.hub = Hub(config.tick_s, config.queue_frames, config.kick_after_s, config.max_viewers)
         self.liveness = Liveness(config.heartbeat_s, config.stale_after_beats)
@@ -46,7 +54,13 @@ class Live:
 
     async def start(self) -> None:
         self.writer.start()
-        for row in self.reader.active_runs():  # a restart keeps watching unfinished runs
+        if self.readonly:
+            log.warning("the database %s is read-only: serving its runs, refusing ingest",
+                        self.store.path)  # fmt: skip
+        # A restart keeps watching unfinished runs; read-only, no rank can report, and
+        # a status change could not be stored.
+        unfinished = [] if self.readonly else self.reader.active_runs()
+        for row in unfinished:
             info = RunInfo.model_validate_json(row["info"])
             self.liveness.watch(
                 info.run, info.world_size, info.steps, self._done_ranks(info), row["last_event"]

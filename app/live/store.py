@@ -19,7 +19,8 @@ A failing row fails alone. When a batch raises because of one op's data (a value
 cannot hold, a constraint), the batch is rolled back and run again with each op inside its
 own savepoint: the op that fails again is rolled back to its savepoint and answered with
 ``RowRejected``, and every other op commits. A fault of the store itself (disk full, I/O)
-still fails the whole batch, so nothing is acknowledged that was not written.
+still fails the whole batch, so nothing is acknowledged that was not written. Either way
+the in-memory caches are put back with the rows (app.live.undo).
 """
 
 from __future__ import annotations
@@ -31,36 +32,11 @@ from pathlib import Path
 
 from app.core.fidelity.measured import RankBreakdown, breakdown
 from app.core.inputs.protocol import ProbeRecord, RunInfo
+from app.live.schema import INSERT_STEP, SCHEMA, connect
+from app.live.undo import UndoLog
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-  run TEXT PRIMARY KEY, info TEXT NOT NULL, world INTEGER NOT NULL, steps INTEGER NOT NULL,
-  attempt INTEGER NOT NULL DEFAULT 0, status TEXT NOT NULL DEFAULT 'running',
-  created REAL NOT NULL, updated REAL NOT NULL, last_event REAL, failed_at REAL, reason TEXT
-);
-CREATE TABLE IF NOT EXISTS steps (
-  id INTEGER PRIMARY KEY, run TEXT NOT NULL, rank INTEGER NOT NULL, step INTEGER NOT NULL,
-  attempt INTEGER NOT NULL, superseded INTEGER NOT NULL DEFAULT 0, t0 REAL NOT NULL,
-  step_time_s REAL NOT NULL, compute_s REAL NOT NULL, tp_s REAL NOT NULL, dp_s REAL NOT NULL,
-  pp_wait_s REAL NOT NULL, host_s REAL NOT NULL, loss REAL, mem INTEGER,
-  received REAL NOT NULL, record TEXT NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS steps_key ON steps(run, rank, step, attempt);
-CREATE INDEX IF NOT EXISTS steps_current ON steps(run, step, rank) WHERE superseded = 0;
-CREATE TABLE IF NOT EXISTS events (
-  id INTEGER PRIMARY KEY, run TEXT NOT NULL, rank INTEGER, at REAL NOT NULL,
-  kind TEXT NOT NULL, detail TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS events_by_run ON events(run, id);
-CREATE TABLE IF NOT EXISTS stops (
-  run TEXT NOT NULL, rank INTEGER NOT NULL, step INTEGER NOT NULL, attempt INTEGER NOT NULL,
-  t0 REAL NOT NULL, received REAL NOT NULL, reason TEXT NOT NULL, record TEXT NOT NULL,
-  PRIMARY KEY (run, rank, step, attempt)
-);
-"""
-INSERT_STEP = """INSERT OR IGNORE INTO steps (run, rank, step, attempt, superseded, t0,
-  step_time_s, compute_s, tp_s, dp_s, pp_wait_s, host_s, loss, mem, received, record)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+__all__ = ["SCHEMA", "Outcome", "RowRejected", "StepDone", "Store", "Welcome", "connect"]
+
 Cursor = tuple[int, int]  # (attempt, step), the protocol's order
 
 
@@ -102,17 +78,6 @@ class Outcome:
     done: StepDone | None = None
 
 
-def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=FULL")
-    conn.execute("PRAGMA busy_timeout=30000")
-    if readonly:
-        conn.execute("PRAGMA query_only=1")
-    return conn
-
-
 def _same_run(old: RunInfo, new: RunInfo) -> str | None:
     """None when ``new`` continues ``old`` (only the step count may change), else why not."""
     a, b = old.model_dump(exclude={"steps"}), new.model_dump(exclude={"steps"})
@@ -123,12 +88,17 @@ def _same_run(old: RunInfo, new: RunInfo) -> str | None:
 class Store:
     """The write side (one thread); ``app.live.store_read.Reader`` is the read side."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, readonly: bool = False) -> None:
         self.path = Path(path)
-        self.conn = connect(self.path)
-        self.conn.executescript(SCHEMA)
+        # Read-only (app.live.db_claim found SQLite cannot write it): no schema to make, and
+        # the writer refuses every op before it gets here.
+        self.readonly = readonly
+        self.conn = connect(self.path, readonly=readonly)
+        if not readonly:
+            self.conn.executescript(SCHEMA)
         self._world: dict[str, int] = {}
         self._starts: dict[tuple[str, int], dict[int, int]] = {}  # attempt -> first step
+        self._undo = UndoLog()  # cache changes of the open transaction
         self._lock = threading.Lock()  # one writer thread; the lock guards misuse
 
     def close(self) -> None:
@@ -153,9 +123,15 @@ class Store:
             out = [self._isolated(n, a) if isolate else self._op(n, a) for n, a in ops]
             self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
-            self._forget()
+            # The caches first: what follows may raise too. SQLite may already have rolled
+            # back by itself (SQLITE_FULL, IOERR), and then a ROLLBACK raises "no
+            # transaction is active", which once skipped this and kept a cached start
+            # step of the undone transaction (issue 26, item 6).
+            self._undo.undo()
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
             raise
+        self._undo.forget()
         return out
 
     def _op(self, name: str, args: tuple) -> object:
@@ -163,22 +139,18 @@ class Store:
 
     def _isolated(self, name: str, args: tuple) -> object:
         self.conn.execute("SAVEPOINT op")
+        mark = self._undo.mark()
         try:
             result = self._op(name, args)
         except Exception as err:
             if not _row_fault(err):
                 raise
+            self._undo.undo(mark)  # this op's cache changes go with its rows
             self.conn.execute("ROLLBACK TO op")
             self.conn.execute("RELEASE op")
-            self._forget()
             return RowRejected(f"{type(err).__name__}: {str(err)[:200]}")
         self.conn.execute("RELEASE op")
         return result
-
-    def _forget(self) -> None:
-        """Drop the caches: they may hold what a rollback undid; they refill from the table."""
-        self._starts.clear()
-        self._world.clear()
 
     # -- operations (inside a transaction) ---------------------------------------------------
     def _hello(self, info: RunInfo, rank: int, attempt: int, now: float) -> Welcome:
@@ -200,7 +172,7 @@ class Store:
                 " updated = ? WHERE run = ?",
                 (info.model_dump_json(), info.steps, attempt, now, info.run),
             )
-        self._world[info.run] = info.world_size
+        self._undo.set(self._world, info.run, info.world_size)
         # A stored partial record counts: it is the last thing that rank's spool holds.
         found = self.conn.execute(
             "SELECT attempt, step FROM steps WHERE run = ? AND rank = ?"
@@ -223,7 +195,7 @@ class Store:
         if self.conn.execute(INSERT_STEP, row).rowcount == 0:
             return Outcome(stored=False, superseded=superseded, breakdown=b)
         if rec.step < starts.get(rec.attempt, rec.step + 1):
-            starts[rec.attempt] = rec.step
+            self._undo.set(starts, rec.attempt, rec.step)
             self.conn.execute(
                 "UPDATE steps SET superseded = 1 WHERE run = ? AND rank = ? AND attempt < ?"
                 " AND step >= ? AND superseded = 0",
@@ -269,14 +241,15 @@ class Store:
                 "SELECT attempt, MIN(step) FROM steps WHERE run = ? AND rank = ? GROUP BY attempt",
                 key,
             ).fetchall()
-            self._starts[key] = {a: s for a, s in rows}
+            self._undo.set(self._starts, key, {a: s for a, s in rows})
         return self._starts[key]
 
     def _step_done(self, run: str, step: int) -> StepDone | None:
         world = self._world.get(run)
         if world is None:
             row = self.conn.execute("SELECT world FROM runs WHERE run = ?", (run,)).fetchone()
-            world = self._world[run] = row[0] if row else 0
+            world = row[0] if row else 0
+            self._undo.set(self._world, run, world)
         n, slowest, attempt = self.conn.execute(
             "SELECT COUNT(*), MAX(step_time_s), MAX(attempt) FROM steps"
             " WHERE run = ? AND step = ? AND superseded = 0",

@@ -7,7 +7,8 @@ commits the next one gathers, so the fsync per commit is shared by every produce
 of paid per record.
 
 An op the store refuses alone (``RowRejected``, app.live.store) fails only its own future;
-the rest of the batch is acknowledged and fanned out as usual.
+the rest of the batch is acknowledged and fanned out as usual. A read-only store refuses
+every op the same way, at once.
 """
 
 from __future__ import annotations
@@ -39,6 +40,15 @@ class Writer:
     def submit(self, op: str, *args) -> asyncio.Future:
         """Queue one op; the future resolves with its result once its transaction commits."""
         future = asyncio.get_running_loop().create_future()
+        if self.store.readonly:
+            # Refused for good, as a row the store cannot hold: a hello gets a fatal error
+            # frame (app.live.ingest_session), which stops the producer's retries.
+            future.set_exception(
+                RowRejected(
+                    f"the database {self.store.path} is read-only: this server stores nothing"
+                )
+            )
+            return future
         self.queue.put_nowait((op, args, future))
         return future
 

@@ -1,0 +1,38 @@
+"""Put in-memory caches back when the transaction that changed them does not commit.
+
+The store caches what it read from its tables (each rank's first step per attempt, each
+run's world size) and changes the cache inside a transaction. A transaction that fails (a
+full disk, an I/O error, a row refused inside its savepoint) leaves the tables as they
+were, so the caches must be too: a cached start step outliving its rollback once left a
+resumed run with two current rows per step (issue 26, item 6). Every change goes through
+``set``, which notes the old value; ``undo`` puts back everything after a mark.
+"""
+
+from __future__ import annotations
+
+_ABSENT = object()
+
+
+class UndoLog:
+    def __init__(self) -> None:
+        self._log: list[tuple[dict, object, object]] = []
+
+    def set(self, cache: dict, key: object, value: object) -> None:
+        self._log.append((cache, key, cache.get(key, _ABSENT)))
+        cache[key] = value
+
+    def mark(self) -> int:
+        return len(self._log)
+
+    def undo(self, to: int = 0) -> None:
+        """Restore every value changed since ``mark() == to``, newest first."""
+        while len(self._log) > to:
+            cache, key, old = self._log.pop()
+            if old is _ABSENT:
+                cache.pop(key, None)
+            else:
+                cache[key] = old
+
+    def forget(self) -> None:
+        """The transaction committed: its changes stay."""
+        self._log.clear()
