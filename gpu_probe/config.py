@@ -12,7 +12,9 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from app.core.inputs.protocol import RUN_NAME_PATTERN
+from pydantic import ValidationError
+
+from app.core.inputs.protocol import RUN_NAME_PATTERN, ModelShape, RunInfo, oversize
 from app.core.layout.topology import Layout, parse_order
 from app.core.schedules import MULTI_CHUNK, ScheduleError, ScheduleName, build, chunks_per_rank
 
@@ -190,6 +192,7 @@ def validate(cfg: ProbeConfig) -> None:
         raise ConfigError(f"--hidden {m.hidden} must be divisible by --heads {m.heads}")
     if m.heads % cfg.tp:
         raise ConfigError(f"--heads {m.heads} must be divisible by --tp {cfg.tp}")
+    _check_size(cfg)
     if cfg.run is not None and not re.fullmatch(RUN_NAME_PATTERN, cfg.run):
         raise ConfigError(f"--run-name {cfg.run!r} must match {RUN_NAME_PATTERN}")
     if cfg.server and not cfg.token:
@@ -200,6 +203,26 @@ def validate(cfg: ProbeConfig) -> None:
         raise ConfigError("--resume needs --checkpoint-dir")
     if cfg.peak_tflops is not None and not 0 < cfg.peak_tflops <= 100_000:
         raise ConfigError(f"--peak-tflops must be in (0, 100000], got {cfg.peak_tflops}")
+
+
+def _check_size(cfg: ProbeConfig) -> None:
+    """The server's bounds on a run (protocol.oversize) at start, not at the first hello:
+    a run the server would refuse fails here, naming the product that is too big."""
+    m = cfg.model
+    try:
+        info = RunInfo(
+            run="size-check", dp=cfg.dp, tp=cfg.tp, pp=cfg.pp, order="-".join(cfg.order),
+            gpus_per_node=1, schedule=cfg.schedule, microbatches=cfg.microbatches,
+            virtual_stages=cfg.virtual_stages, steps=cfg.steps, dtype=cfg.dtype, device="cpu",
+            model=ModelShape(hidden=m.hidden, heads=m.heads, layers=m.layers, vocab=m.vocab,
+                             seq_len=m.seq_len, microbatch_size=m.microbatch_size),
+        )  # fmt: skip
+    except ValidationError as err:
+        e = err.errors()[0]
+        raise ConfigError(f"{'.'.join(map(str, e['loc']))}: {e['msg']}") from None
+    reason = oversize(info)
+    if reason:
+        raise ConfigError(reason.removeprefix("info: "))
 
 
 def _check_positive(cfg: ProbeConfig) -> None:
