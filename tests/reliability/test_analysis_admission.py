@@ -24,7 +24,9 @@ URL = "/api/runs/admitted/analysis"
 
 def _ingest(client: TestClient) -> None:
     for rank in range(INFO.world_size):
-        with client.websocket_connect("/ws/ingest", headers=AUTH) as ws:
+        # A copy: Starlette's TestClient adds its handshake headers to the dict it is given,
+        # and AUTH is shared with tests whose real websockets client would send them twice.
+        with client.websocket_connect("/ws/ingest", headers=dict(AUTH)) as ws:
             ws.send_text(hello(INFO, rank))
             assert ws.receive_json()["type"] == "ack"
             for step in range(INFO.steps):
