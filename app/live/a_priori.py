@@ -63,6 +63,10 @@ def scenario_of(info: RunInfo, hardware: str) -> Scenario:
     )  # fmt: skip
 
 
+# Per stage, the memory figures the run page sets beside the measured peaks (run_memory).
+MEMORY = ("allocated_bytes", "reserved_bytes", "total_bytes")
+
+
 def predict(info: RunInfo, registry: Mapping[str, HardwareSpec]) -> dict[str, Any]:
     """The prediction the run page shows beside measured and replay, and what it rests on.
     A configuration the cost model refuses gives ``error`` instead of numbers."""
@@ -74,7 +78,8 @@ def predict(info: RunInfo, registry: Mapping[str, HardwareSpec]) -> dict[str, An
         view = evaluate(s, registry)
     except (ScenarioError, ValidationError, ValueError) as err:
         return out | {"error": str(err)[:300]}
-    b = view["breakdown"]
+    b, mem = view["breakdown"], view["memory"]
+    stages = [{k: st[k] for k in ("stage", *MEMORY)} for st in mem["per_stage"]]
     return out | {
         "step_time_s": view["step_time_s"],
         "pipeline_s": b["pipeline_s"],
@@ -83,4 +88,5 @@ def predict(info: RunInfo, registry: Mapping[str, HardwareSpec]) -> dict[str, An
         "optimizer_s": b["optimizer_s"],
         "bubble_s": b["bubble_s"],
         "query": s.query(),  # the overview's link for the same scenario
+        "memory": {"capacity_bytes": mem["capacity_bytes"], "per_stage": stages},
     }

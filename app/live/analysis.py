@@ -218,6 +218,7 @@ def analyse(
     events, left_out = timeline_events(mine, t0)
     actions = measured.residuals(mine, tl, first - t0, t0) if tl else []
     replay = predicted_json(tl, first - t0, tail) if tl else None
+    prior = a_priori.predict(info, registry)  # its memory figures serve run_memory too
     return {
         "run": info.run,
         "step": step,
@@ -235,7 +236,7 @@ def analyse(
         },
         "replay": replay,
         "predicted": replay,  # the replay's old name: API readers keep working
-        "a_priori": a_priori.predict(info, registry),
+        "a_priori": prior,
         "shares": shares_json(breakdowns),
         "durations": [
             {"stage": s, "f": d.f, "b": d.b, "w": d.w, "p2p": d.p2p, "tail": tail[s]}
@@ -244,6 +245,6 @@ def analyse(
         "residuals": {"actions": actions, "by_kind": measured.residual_summary(actions)},
         "bubble": bubble_json(breakdowns, idle),
         "heatmap": heatmap(layout, breakdowns, mine),
-        "memory": run_memory.memory_json(info, mine, registry),
+        "memory": run_memory.memory_json(info, mine, prior),
         "advice": advice_json(info, layout, breakdowns),
     }

@@ -20,29 +20,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ValidationError
-
-from app.core.evaluate import evaluate
-from app.core.inputs.hardware import HardwareSpec
 from app.core.inputs.protocol import ProbeRecord, RunInfo
-from app.core.inputs.scenario import ScenarioError
 from app.live import a_priori
 
-PREDICTED = ("allocated_bytes", "reserved_bytes", "total_bytes")
+PREDICTED = a_priori.MEMORY
 
 
-def predicted(info: RunInfo, registry: Mapping[str, HardwareSpec]) -> dict[str, Any]:
-    """Per stage the cost model's three figures, with the hardware entry and its capacity;
-    ``error`` instead when the cost model refuses the configuration."""
-    name, basis = a_priori.hardware_for(info, registry)
-    out: dict[str, Any] = {"hardware": name, "basis": basis}
-    try:
-        view = evaluate(a_priori.scenario_of(info, name), registry)
-    except (ScenarioError, ValidationError, ValueError) as err:
-        return out | {"error": str(err)[:300]}
-    mem = view["memory"]
-    stages = [{k: st[k] for k in ("stage", *PREDICTED)} for st in mem["per_stage"]]
-    return out | {"capacity_bytes": mem["capacity_bytes"], "per_stage": stages}
+def predicted(prior: Mapping[str, Any]) -> dict[str, Any]:
+    """Per stage the cost model's three figures, with the hardware entry and its capacity,
+    from the run's a-priori prediction (one evaluate serves both); ``error`` instead when
+    the cost model refuses the configuration."""
+    out: dict[str, Any] = {"hardware": prior["hardware"], "basis": prior["basis"]}
+    if "error" in prior:
+        return out | {"error": prior["error"]}
+    return out | prior["memory"]
 
 
 def _absent(rec: ProbeRecord, device: str) -> str | None:
@@ -73,10 +64,11 @@ def rank_row(rec: ProbeRecord, device: str, stage: Mapping[str, float] | None) -
 
 
 def memory_json(
-    info: RunInfo, records: list[ProbeRecord], registry: Mapping[str, HardwareSpec]
+    info: RunInfo, records: list[ProbeRecord], prior: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """The table of one step's records (one row per rank, in rank order)."""
-    model = predicted(info, registry)
+    """The table of one step's records (one row per rank, in rank order); ``prior`` is
+    a_priori.predict's answer for the run."""
+    model = predicted(prior)
     stages = {st["stage"]: st for st in model.get("per_stage", [])}
     rows = [rank_row(r, info.device, stages.get(r.coord.pp)) for r in records]
     return {

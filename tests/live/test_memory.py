@@ -21,7 +21,7 @@ from support import (
 )
 
 from app.core.inputs.protocol import MAX_MEM_BYTES, ProbeRecord, parse_frame
-from app.live import run_memory
+from app.live import a_priori, run_memory
 from app.live.store import Store
 from app.live.store_read import Reader
 from app.main import create_app
@@ -160,7 +160,7 @@ def test_a_gpu_runs_analysis_sets_each_ranks_peaks_beside_its_stages_prediction(
     info = cuda_info("gpu-page", dp=2, pp=2)
     _seed(client, info, gpu_records)
     mem = client.get("/api/runs/gpu-page/analysis").json()["memory"]
-    model = run_memory.predicted(info, client.app.state.hardware)
+    model = run_memory.predicted(a_priori.predict(info, client.app.state.hardware))
     assert mem["device"] == "cuda" and mem["measured"] and "error" not in mem["predicted"]
     assert [r["rank"] for r in mem["per_rank"]] == [0, 1, 2, 3]
     for r in mem["per_rank"]:
