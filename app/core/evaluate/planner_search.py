@@ -13,6 +13,7 @@ from typing import Any
 from app.core.cost import durations, memory, shapes, step
 from app.core.evaluate.planner_forms import frontier, makespan, peak_inflight
 from app.core.inputs.presets import HardwareSpec, ModelSpec
+from app.core.inputs.specs import tp_splits
 from app.core.inputs.training import Training
 from app.core.layout.topology import Layout
 
@@ -94,7 +95,7 @@ def candidates(m: ModelSpec, hw: HardwareSpec, gpus: int, batch: int) -> list[Ca
     """The article's placement: TP stays inside a node, PP and DP take the rest."""
     out = []
     for tp in _divisors(min(gpus, hw.gpus_per_node)):
-        if m.heads % tp or (m.kv_heads or m.heads) % tp or m.ffn_hidden % tp or gpus % tp:
+        if not tp_splits(m, tp) or gpus % tp:
             continue
         for pp in _divisors(gpus // tp):
             dp = gpus // (tp * pp)

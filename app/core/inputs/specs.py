@@ -110,6 +110,12 @@ def training_of(s: Scenario) -> Training:
     )
 
 
+def tp_splits(m: ModelSpec, tp: int) -> bool:
+    """Whether Megatron-style TP can split the model's heads, KV heads and MLP over ``tp``
+    (check_model says which one fails and why; the planner only needs yes or no)."""
+    return not (m.heads % tp or (m.kv_heads or m.heads) % tp or m.ffn_hidden % tp)
+
+
 def check_model(s: Scenario, m: ModelSpec) -> None:
     """Shapes Megatron-style TP and PP can split, each reported against one field. Any layer
     count splits over pp*chunks virtual stages as long as each gets one (Dubey et al. 2024
