@@ -45,6 +45,9 @@ def cases(draw):
         fused_cross_entropy=draw(st.booleans()),
         fused_swiglu=draw(st.booleans()),
         dropout=draw(st.sampled_from([None, True, False])),
+        autocast=draw(st.booleans()),
+        unsharded_grad_accum=draw(st.booleans()),
+        microbatches=draw(st.integers(1, 8)),
     )
     if t.recompute == "selective":
         t = replace(t, selective_ac=draw(st.sampled_from(["attention", "op"])))

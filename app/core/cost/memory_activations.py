@@ -40,14 +40,17 @@ def layer_bytes(m: ModelSpec, t: Training) -> LayerBytes:
     h, f, k, a, s = m.hidden, m.ffn_hidden, m.kv_dim, m.heads, m.seq_len
     dropout = t.has_dropout(m.gated_mlp)
     masks = 2.0 * h if dropout else 0.0  # Korthikanti §4.1: the two sbh dropout masks
-    whole = 4.0 * h + 4.0 * h + masks  # norm inputs; attention and MLP inputs
+    wide = 2.0 if t.autocast else 1.0  # autocast: fp32 norms and softmax (Training.autocast)
+    whole = 4.0 * h * wide + 4.0 * h + masks  # norm inputs; attention and MLP inputs
     # GeLU: its input and output (4f); SwiGLU eager: gate, up, SiLU(gate), product (8f);
     # fused (Megatron-core SwiGLUFunction saves its input): gate and up, product (6f).
     mlp = (6.0 if t.fused_swiglu else 8.0) * f if m.gated_mlp else 4.0 * f
     split = 2.0 * h + 4.0 * k + 2.0 * h + mlp  # Q, K and V, projection input, MLP
     # Korthikanti §4.1: softmax output 2as, its dropout mask as and output 2as (5as with
     # dropout); Dao et al. 2022 §3.1: flash attention stores none of them.
-    scores = 0.0 if t.flash_attention else (5.0 if dropout else 2.0) * a * s
+    # Under autocast the softmax output and the dropout's output are fp32: 4as + as + 4as.
+    softmax = (2.0 * wide) * (2.0 if dropout else 1.0) + (1.0 if dropout else 0.0)
+    scores = 0.0 if t.flash_attention else softmax * a * s
     return LayerBytes(whole, split, scores, 2.0 * h)
 
 

@@ -128,9 +128,10 @@ def state_bytes_per_param(t: Training, dp: int) -> tuple[float, float, float]:
     else:  # pure 16-bit: Adam's two moments in the weights' dtype, no master copy
         w, o = e, 2.0 * e
     g = sum(grad_parts(t))
-    # ZeRO-1 shards the optimizer, -2 also the gradients, -3 also the weights (§5).
+    # ZeRO-1 shards the optimizer, -2 also the gradients, -3 also the weights (§5); under
+    # no_sync accumulation the gradients are whole until the last micro-batch's backward.
     return (
         w / dp if t.zero >= 3 else w,
-        g / dp if t.zero >= 2 else g,
+        g / dp if t.grads_sharded else g,
         o / dp if t.zero >= 1 else o,
     )

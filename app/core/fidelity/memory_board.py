@@ -40,6 +40,8 @@ class Framework:
     dropout: bool  # hidden and attention dropout in training
     fused_swiglu: bool
     why: str
+    # ZeRO-3 gradient accumulation under no_sync (Training.unsharded_grad_accum).
+    no_sync_accum: bool = False
 
 
 FRAMEWORKS: Mapping[str, Framework] = MappingProxyType({
@@ -53,9 +55,11 @@ FRAMEWORKS: Mapping[str, Framework] = MappingProxyType({
     "torchtune": Framework(False, False, True, "max", False, False,
                            "unfused loss on .float() logits; eager SwiGLU"),
     # litgpt finetune/full.py: cross-entropy on the logits, no fp32 buffer (bf16-true), eager
-    # LLaMAMLP (F.silu(fc_1(x)) * fc_2(x)), no dropout; rank 0 prints.
+    # LLaMAMLP (F.silu(fc_1(x)) * fc_2(x)), no dropout; rank 0 prints; its fit() accumulates
+    # inside fabric.no_backward_sync(model, enabled=is_accumulating), FSDP's no_sync.
     "LitGPT (Lightning Fabric)": Framework(False, False, True, "max", False, False,
-                                           "unfused loss; eager gated MLP; no dropout"),
+                                           "unfused loss; eager gated MLP; no dropout; "
+                                           "no_sync accumulation", no_sync_accum=True),
     # transformers Trainer: the model's CrossEntropyLoss; fp32 parameters under AMP, so fp32
     # gradients; eager attention (the rows' V100 has no flash kernels); BERT and GPT-2 train
     # with dropout 0.1 (hidden_dropout_prob, attention_probs_dropout_prob; resid/attn_pdrop).
@@ -182,6 +186,7 @@ def scenario_of(row: MemoryRow) -> Scenario:
         grad_accum_fp32=accum, master_weights=not t.master_weights.startswith("none"),
         fused_cross_entropy=fused_loss, dropout=fw.dropout,
         fused_swiglu=fw.fused_swiglu and "legacy" not in row.framework, hardware=hw,
+        autocast="AMP" in t.precision, unsharded_grad_accum=fw.no_sync_accum,
         hbm_gib=hbm if hbm and hbm != REGISTRY[hw].hbm_gib else None,
     )  # fmt: skip
 

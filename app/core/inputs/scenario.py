@@ -129,6 +129,13 @@ class Scenario(BaseModel):
     dropout: bool | None = Field(
         None, description="dropout masks kept (default: GeLU models yes, gated-MLP models no)"
     )
+    autocast: bool = Field(
+        False, description="torch.autocast mixed precision: softmax and norms kept in fp32 (HF)"
+    )
+    unsharded_grad_accum: bool = Field(
+        False, description="ZeRO-2/3 accumulation under no_sync: full gradients between "
+        "micro-batches (FSDP no_sync, Lightning); off: reduce-scatter every backward",
+    )  # fmt: skip
     hardware: str = Field("h100-sxm", description="hardware preset")
     peak_tflops: float | None = Field(None, ge=1e-3, le=1e6)
     hbm_gib: float | None = Field(None, ge=1e-3, le=1e5)

@@ -107,6 +107,8 @@ def training_of(s: Scenario) -> Training:
         selective_ac=s.selective_ac,
         fused_swiglu=s.fused_swiglu,
         dropout=s.dropout,
+        autocast=s.autocast,
+        unsharded_grad_accum=s.unsharded_grad_accum,
     )
 
 

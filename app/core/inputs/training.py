@@ -70,6 +70,16 @@ class Training:
     # architecture's default, GPT/BERT-style (GeLU) models with Megatron-LM's 0.1 and
     # gated-MLP (Llama-family) models without, as their reference code trains them.
     dropout: bool | None = None
+    # Mixed precision by torch.autocast (fp32 weights, 16-bit matmuls): softmax and the norms
+    # run in fp32 (torch docs, amp.html "CUDA Ops that can autocast to float32": softmax,
+    # layer_norm), so their saved tensors are 4-byte (Hugging Face Trainer --fp16/--bf16).
+    # Off: a 16-bit model end to end (Megatron-LM, torchtitan, LitGPT bf16-true).
+    autocast: bool = False
+    # ZeRO-2/3 gradient accumulation without a reduce-scatter per micro-batch: FSDP's no_sync()
+    # (torch/distributed/fsdp/fully_sharded_data_parallel.py: "FSDP will accumulate the full
+    # model gradients (instead of gradient shards) until the eventual sync"; Lightning's
+    # no_backward_sync, as litgpt finetune/full.py uses it). Off: every backward reduces.
+    unsharded_grad_accum: bool = False
 
     @property
     def passes(self) -> int:
@@ -91,6 +101,12 @@ class Training:
     def accum_fp32(self) -> bool:
         """An fp32 gradient buffer apart from 16-bit gradients (never for fp32 training)."""
         return self.grad_accum_fp32 and self.element_bytes < 4
+
+    @property
+    def grads_sharded(self) -> bool:
+        """Whether gradients stay sharded between micro-batches under ZeRO-2/3: not when
+        they accumulate unsharded (no_sync) over more than one micro-batch."""
+        return self.zero >= 2 and not (self.unsharded_grad_accum and self.microbatches > 1)
 
     def has_dropout(self, gated_mlp: bool) -> bool:
         return (not gated_mlp) if self.dropout is None else self.dropout
