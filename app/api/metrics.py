@@ -16,6 +16,7 @@ from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
+from app.api.read_access import shows_token
 from app.api.scenario_cache import ScenarioCache
 from app.live.metrics_read import MetricsReader
 from app.live.run_metrics import RANK_STATES, RunValues, run_values
@@ -134,8 +135,11 @@ class LiveCollector:
     """Counters from the live objects, per-run values from the store: one query for the
     exported runs, one per run for its newest step; liveness is in memory."""
 
-    def __init__(self, live: Live, reader: MetricsReader, settings: Settings) -> None:
+    def __init__(
+        self, live: Live, reader: MetricsReader, settings: Settings, with_runs: bool = True
+    ) -> None:
         self.live, self.reader, self.settings = live, reader, settings
+        self.with_runs = with_runs
 
     def runs(self) -> list[RunValues]:
         s = self.settings
@@ -151,21 +155,26 @@ class LiveCollector:
 
     def collect(self) -> Iterator[Metric]:
         yield from service_families(self.live)
-        yield from run_families(self.runs())
+        if self.with_runs:
+            yield from run_families(self.runs())
 
 
 class Metrics:
-    """The app's registry and the store reader its collector uses; built in the lifespan
-    beside ``Live``, closed with it."""
+    """The app's registries and the store reader their collectors use; built in the lifespan
+    beside ``Live``, closed with it. ``public`` leaves out the per-run series: what a scrape
+    without the read token gets when MESHSCOPE_READ_TOKEN is set."""
 
     def __init__(self, live: Live, settings: Settings, cache: ScenarioCache) -> None:
         self.reader = MetricsReader(settings.db)
         self.registry = CollectorRegistry()
         self.registry.register(LiveCollector(live, self.reader, settings))
         self.registry.register(CacheCollector(cache))
+        self.public = CollectorRegistry()
+        self.public.register(LiveCollector(live, self.reader, settings, with_runs=False))
+        self.public.register(CacheCollector(cache))
 
-    def render(self) -> bytes:
-        return generate_latest(self.registry)
+    def render(self, with_runs: bool = True) -> bytes:
+        return generate_latest(self.registry if with_runs else self.public)
 
     def close(self) -> None:
         self.reader.close()
@@ -173,4 +182,6 @@ class Metrics:
 
 @router.get("/metrics", summary="Prometheus metrics")
 def metrics(request: Request) -> Response:
-    return Response(request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+    # The service's own counters are public; runs' series need the read token when one is set.
+    text = request.app.state.metrics.render(with_runs=shows_token(request))
+    return Response(text, media_type=CONTENT_TYPE_LATEST)

@@ -20,7 +20,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from app.api.limits import HeavyLimiter, heavy
+from app.api import costs
+from app.api.limits import Admission, heavy
+from app.api.read_access import UNAUTHORIZED, require_read
 from app.core.inputs.protocol import (
     MAX_STEP,
     MAX_STEP_EVENTS,
@@ -33,7 +35,10 @@ from app.i18n.lang import query_lang
 from app.live import analysis, verdict
 from app.live.services import Live
 
-router = APIRouter(prefix="/api/runs", tags=["runs"])
+# MESHSCOPE_READ_TOKEN, when set, guards every route here (app/api/read_access.py).
+router = APIRouter(
+    prefix="/api/runs", tags=["runs"], dependencies=[Depends(require_read)], responses=UNAUTHORIZED
+)
 RunName = Annotated[str, Path(pattern=RUN_NAME_PATTERN, max_length=64)]
 # A rank no longer watched that did not finish: dead in a failed run, ended (its records in
 # its spool) in an incomplete one.
@@ -42,6 +47,7 @@ UNWATCHED_STATE = {"failed": "dead", "incomplete": "ended"}
 # window of the biggest steps, ~700 MB of parsed records at 233 MB per 200k events).
 MAX_WINDOW_EVENTS = 10 * MAX_STEP_EVENTS
 BUSY = {429: {"description": "Too many heavy requests at once; retry after `Retry-After` s"}}
+Admit = Annotated[Admission, Depends(heavy)]
 
 
 def get_live(request: Request) -> Live:
@@ -142,16 +148,34 @@ def get_run(request: Request, run: RunName, live: LiveDep, lang: Lang) -> dict[s
     }
 
 
-@router.get("/{run}/steps", summary="Records after a step, for replay and catching up")
-def get_steps(
+@router.get(
+    "/{run}/steps",
+    summary="Records after a step, for replay and catching up",
+    response_model=dict[str, Any],
+    responses=BUSY,
+)
+async def get_steps(
     run: RunName,
     live: LiveDep,
+    admit: Admit,
     since: Annotated[int, Query(ge=-1, le=MAX_STEP)] = -1,
     limit: Annotated[int, Query(ge=1, le=20_000)] = 2_000,
-) -> dict[str, Any]:
-    _run_or_404(live, run)
+) -> Response:
+    row = await run_in_threadpool(_run_or_404, live, run)
+    info = RunInfo.model_validate_json(row["info"])
+    # A page parses at most a bounded number of events (app/api/costs.py), under admission by
+    # that bound (issue 26: pages of steps ran unadmitted on the compute threads).
+    limit = costs.steps_limit(info, limit)
+    body = await admit.run_estimated(_steps, live, run, since, limit, cost=costs.steps(info, limit))
+    return Response(body, media_type="application/json")
+
+
+def _steps(live: Live, run: str, since: int, limit: int) -> bytes:
+    """The page encoded here, on the compute thread: an async route's dict would be encoded
+    on the event loop."""
     records, next_since = live.reader.steps(run, since, limit)
-    return {"run": run, "since": since, "records": records, "next_since": next_since}
+    page = {"run": run, "since": since, "records": records, "next_since": next_since}
+    return json.dumps(page, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
 
 
 @router.get(
@@ -164,7 +188,7 @@ async def get_analysis(
     request: Request,
     run: RunName,
     live: LiveDep,
-    limiter: Annotated[HeavyLimiter, Depends(heavy)],
+    limiter: Admit,
     step: Annotated[int | None, Query(ge=0, le=MAX_STEP)] = None,
     window: Annotated[int, Query(ge=1, le=50)] = 10,
 ) -> Response:

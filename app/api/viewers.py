@@ -1,8 +1,9 @@
 """WS /ws/runs/{run}: a read-only live feed of one run for the browser.
 
-Refused before accept (HTTP 403) for a foreign Origin, a malformed run name or a full
-server. After accept the server sends ``[{"type": "hello", "run", "seq"}]``, then one JSON
-array per tick (app.live.hub): ``batch`` frames of items and ``gap`` notices. The page
+Refused before accept (HTTP 403) for a foreign Origin, a malformed run name, a full
+server, or, with MESHSCOPE_READ_TOKEN set, no read token (Bearer header or login cookie).
+After accept the server sends ``[{"type": "hello", "run", "seq"}]``, then one JSON array per
+tick (app.live.hub): ``batch`` frames of items and ``gap`` notices. The page
 fetches ``/api/runs/{run}`` after the hello; every item up to ``seq`` is already in it.
 
 Two tasks per viewer: the sender drains the viewer's queue; the receiver listens, so a
@@ -20,6 +21,7 @@ import re
 
 from fastapi import APIRouter, WebSocket
 
+from app.api.read_access import shows_token
 from app.core.inputs.protocol import RUN_NAME_PATTERN
 from app.live import transport
 from app.live.hub import SHUTDOWN, Viewer
@@ -39,6 +41,7 @@ async def viewer_feed(ws: WebSocket, run: str) -> None:
     ok = origin_allowed(
         ws.headers.get("origin"), ws.headers.get("host"), live.host, live.allowed_origins
     )
+    ok = ok and shows_token(ws)  # MESHSCOPE_READ_TOKEN, when set (app/api/read_access.py)
     viewer = live.hub.subscribe(run) if ok and _RUN.match(run) else None
     if viewer is None:
         await ws.close(code=POLICY_VIOLATION)  # before accept: HTTP 403
