@@ -13,6 +13,11 @@ each with an error naming itself, the step and the operation, and the parent pri
 SIGTERM or SIGINT (Ctrl-C) to the parent ends every rank: each gets SIGTERM, flushes its
 reporter (gpu_probe.worker.Terminator) and exits; ranks still alive ``STOP_GRACE_S`` later
 are killed. The parent then exits with 128 + the signal, leaving no process behind.
+
+``kill -9`` runs no handler, so every child asks to die with its parent instead
+(gpu_probe.lifeline): the launcher with `meshscope probe`, each rank with the launcher,
+each torchrun worker with torchrun's agent. ``python -m gpu_probe.torchrun`` is torchrun
+with 128 + the signal as its exit code after SIGTERM or SIGINT.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from pathlib import Path
 
 import torch.multiprocessing as mp
 
+from gpu_probe import lifeline
 from gpu_probe.config import ConfigError, ProbeConfig, parse_args
 from gpu_probe.errors import ProbeError
 from gpu_probe.worker import RankEnv, env_from_torchrun, new_run_name, run_rank
@@ -52,6 +58,7 @@ class Stop:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse flags, then run as a torchrun rank or launch ranks locally. Returns an exit code."""
+    lifeline.die_with_parent(lifeline.parent_from_env())  # `meshscope probe` started us
     try:
         cfg = parse_args(argv)
     except ConfigError as err:
@@ -66,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run_torchrun_rank(cfg: ProbeConfig, env: RankEnv) -> int:
+    lifeline.die_with_parent(os.getppid())  # torchrun's agent, even when it is SIGKILLed
     try:
         run_rank(cfg, env)
         return 0
@@ -80,7 +88,8 @@ def launch_local(cfg: ProbeConfig) -> int:
     stop = Stop()
     stop.install()  # before the fork: no moment without it; each rank installs its own
     with tempfile.TemporaryDirectory(prefix="gpu_probe-") as errors_dir:
-        procs = start_ranks(_local_rank_main, (cfg, _free_port(), errors_dir), cfg)
+        args = (cfg, _free_port(), errors_dir, os.getpid())
+        procs = start_ranks(_local_rank_main, args, cfg)
         ended = supervise(procs, cfg.collective_timeout_s + GRACE_S, stop)
         messages = _read_errors(Path(errors_dir), procs, ended)
     if stop.signum is not None:
@@ -138,7 +147,10 @@ def _end(procs: list) -> set[int]:
     return ended
 
 
-def _local_rank_main(local_rank: int, cfg: ProbeConfig, port: int, errors_dir: str) -> None:
+def _local_rank_main(
+    local_rank: int, cfg: ProbeConfig, port: int, errors_dir: str, launcher: int
+) -> None:
+    lifeline.die_with_parent(launcher)  # a fork does not inherit the parent-death signal
     env = RankEnv(
         rank=local_rank,
         world_size=cfg.world_size,
