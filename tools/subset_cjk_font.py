@@ -22,6 +22,9 @@ OUT = ROOT / "static" / "fonts" / "cjk-subset.woff2"
 # from pulling the whole subset.
 SWITCH = "中文"
 SWITCH_OUT = ROOT / "static" / "fonts" / "cjk-switch.woff2"
+# Intl.NumberFormat("zh-CN", {notation: "compact"}) prints these (CLDR zh.xml decimalFormats
+# short: 0万, 0亿, 0万亿); they are in no source file, so fmt.js's "80.3亿" needs them listed.
+COMPACT = "万亿"
 # The zh catalogue holds nearly all of it; the .py, .html and .js catch text kept in code.
 SOURCES = (("app", "*.py"), ("app/i18n/locales", "*.json"), ("templates", "*.html"),
            ("static/js", "*.js"))  # fmt: skip
@@ -40,7 +43,7 @@ def needed(root: Path = ROOT) -> set[str]:
     for folder, pattern in SOURCES:
         for path in (root / folder).rglob(pattern):
             chars |= {ch for ch in path.read_text(encoding="utf-8") if is_cjk(ch)}
-    return chars
+    return chars | set(COMPACT)
 
 
 def subset(font: Path, chars: set[str], out: Path) -> None:

@@ -5,6 +5,9 @@ import { bindInput } from "./grid_input.js";
 import { CROSS, DIM, GROUP, categorical } from "./palette.js";
 
 const DETAIL_PX = 5; // below this a cell is too small to point at: aggregate by node
+// A canvas does not inherit the page's font stack: name the shipped CJK face too, or "节点 0"
+// is boxes on a box without Chinese fonts (app.css's @font-face "Meshscope CJK").
+const FAMILY = 'system-ui, "Noto Sans CJK SC", "Microsoft YaHei", "Meshscope CJK", sans-serif';
 
 export class RankGrid {
   constructor(canvas, opts = {}) {
@@ -19,6 +22,11 @@ export class RankGrid {
     this.pulse = null; // {ranks:Set, phase:0..1}: TP all-reduce pulse
     bindInput(this);
     canvas.meshscopeGrid = this; // on the element, not a global: tests find cells through it
+    // A face listed for a canvas is fetched only once text needs it: draw again when it lands.
+    const label = this.opts.nodeLabel;
+    if (label && /[\u3000-\u9fff]/.test(label) && document.fonts) {
+      document.fonts.load('12px "Meshscope CJK"', label).then(() => this.layout && this.draw());
+    }
   }
 
   // A rank's cell centre in CSS pixels from the canvas's top-left (for tests and tooltips).
@@ -112,7 +120,7 @@ export class RankGrid {
     ctx.lineWidth = 1;
     ctx.strokeStyle = "#8a8a8a";
     ctx.fillStyle = "#f3f3f3";
-    ctx.font = `${Math.min(12, Math.max(9, s * 0.45))}px system-ui, sans-serif`;
+    ctx.font = `${Math.min(12, Math.max(9, s * 0.45))}px ${FAMILY}`;
     for (let n = 0; n < geom.nodes; n += 1) {
       const [x, y] = this.toScreen(...nodeOrigin(geom, n));
       if (x > this.width || y > this.height || x + geom.nodeW * s < 0 || y + geom.nodeH * s < 0) {
@@ -139,10 +147,10 @@ export class RankGrid {
       if (x < -s || y < -s || x > this.width || y > this.height) continue;
       const info = this.layout.ranks[r];
       ctx.fillStyle = colourOf(r) === DIM ? "#8a8a8a" : "#fff";
-      ctx.font = `bold ${Math.min(16, s * 0.36)}px system-ui, sans-serif`;
+      ctx.font = `bold ${Math.min(16, s * 0.36)}px ${FAMILY}`;
       ctx.fillText(String(r), x + s / 2, y + s * (s >= 40 ? 0.38 : 0.5));
       if (s >= 40) {
-        ctx.font = `${Math.min(11, s * 0.22)}px system-ui, sans-serif`;
+        ctx.font = `${Math.min(11, s * 0.22)}px ${FAMILY}`;
         ctx.fillText(`${info.dp},${info.pp},${info.tp}`, x + s / 2, y + s * 0.72);
       }
     }
