@@ -31,3 +31,12 @@ def test_the_font_and_its_licence_are_served_with_the_pages(client):
     assert font.content == OUT.read_bytes() and "content-encoding" not in font.headers
     licence = client.get(client.app.state.static.url("fonts/OFL.txt"))
     assert "SIL OPEN FONT LICENSE Version 1.1" in licence.text
+
+
+def test_the_faces_wait_for_their_glyphs_instead_of_drawing_boxes():
+    # "swap" drew the 中文 button and zh text in a fallback without CJK glyphs (boxes) until
+    # the face arrived; "block" keeps the text unseen for that moment instead.
+    css = (ROOT / "static" / "css" / "app.css").read_text()
+    faces = css.count('font-family: "Meshscope CJK"')
+    assert faces == 2 and css.count("font-display: block") == faces
+    assert "font-display: swap" not in css
