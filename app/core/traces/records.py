@@ -1,0 +1,116 @@
+"""Labelled, aligned traces -> the run's RunInfo and one ProbeRecord per rank per step, the
+shape the probe sends (app/core/inputs/protocol.py), so the store and every view take them
+as they take the probe's.
+
+Kinds: F/B/W and optim as the ranges said; a collective on the TP axis is ``tp``, on the DP
+axis ``dp``; a send/recv between stages is ``pp_send``/``pp_recv``. What the probe has no kind
+for (data loading, a collective over the whole world or inside a pipeline group) is left out
+of the events, so the breakdown counts it as host time, not as a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from app.core.inputs.protocol import (
+    COMPUTE_KINDS,
+    MAX_SECONDS,
+    ProbeEvent,
+    ProbeRecord,
+    RunInfo,
+    oversize,
+)
+from app.core.layout.topology import Layout
+from app.core.traces.align import Alignment
+from app.core.traces.spans import RankTrace, Span, TraceError
+
+# The model is not in a trace; the run keeps a nominal shape (RunInfo needs one) that no
+# measured view reads: the breakdown, heatmap and bubble split use the events alone.
+NOMINAL_MODEL = {"hidden": 64, "heads": 4, "layers": 2, "vocab": 64, "seq_len": 16,
+                 "microbatch_size": 1}  # fmt: skip
+_COLLECTIVE_KIND = {"tp": "tp", "dp": "dp"}
+MAX_MICROBATCH, MAX_CHUNK = 1_000_000, 1024  # ProbeEvent's bounds
+
+
+@dataclass(frozen=True)
+class RunShape:
+    """What the user may say of a run the traces cannot: its schedule and microbatches."""
+
+    run: str
+    schedule: str | None = None  # default: 1f1b
+    microbatches: int | None = None  # default: the most forward ranges of one step
+
+
+def _event_kind(s: Span) -> str | None:
+    if s.kind in ("F", "B", "W", "optim"):
+        return s.kind
+    if s.kind == "coll":
+        return _COLLECTIVE_KIND.get(s.axis or "")
+    if s.kind in ("send", "recv") and s.axis == "pp":
+        return "pp_send" if s.kind == "send" else "pp_recv"
+    return None
+
+
+def run_info(traces: Sequence[RankTrace], layout: Layout, shape: RunShape) -> RunInfo:
+    forwards = [sum(s.kind == "F" for s in st.spans) for t in traces for st in t.steps]
+    info = RunInfo(
+        run=shape.run, dp=layout.dp, tp=layout.tp, pp=layout.pp, order="-".join(layout.order),
+        gpus_per_node=layout.gpus_per_node, schedule=shape.schedule or "1f1b",
+        microbatches=shape.microbatches or max(max(forwards, default=1), 1), virtual_stages=1,
+        steps=1 + max((st.step for t in traces for st in t.steps), default=0),
+        dtype=traces[0].dtype, device=traces[0].device, model=NOMINAL_MODEL,
+    )  # fmt: skip
+    problem = oversize(info)
+    if problem:
+        raise TraceError(f"the imported run is too large to serve: {problem}")
+    return info
+
+
+def _shift_us(traces: Sequence[RankTrace], alignment: Alignment) -> float:
+    """Added to every aligned time so that no step starts before the epoch (t0 >= 0): a
+    trace without baseTimeNanoseconds counts from its process's own start."""
+    first = min(st.start_us - alignment.offsets_us[t.rank] for t in traces for st in t.steps)
+    return max(0.0, -first)
+
+
+def _event(s: Span, kind: str, step_start_us: float) -> ProbeEvent:
+    start = min(max(0.0, (s.start_us - step_start_us) / 1e6), MAX_SECONDS)
+    end = min(max(start, (s.end_us - step_start_us) / 1e6), MAX_SECONDS)
+    # A range named past the protocol's bounds (F2000000) keeps its kind, not its number.
+    mb = s.microbatch if kind in COMPUTE_KINDS and (s.microbatch or 0) <= MAX_MICROBATCH else None
+    chunk = s.chunk if kind in COMPUTE_KINDS and (s.chunk or 0) <= MAX_CHUNK else None
+    peer = s.peer if kind in ("pp_send", "pp_recv") else None
+    return ProbeEvent(kind=kind, microbatch=mb, chunk=chunk, start=start, end=end, peer=peer)
+
+
+def rank_records(
+    t: RankTrace, layout: Layout, info: RunInfo, offset_us: float, shift_us: float
+) -> Iterator[ProbeRecord]:
+    """The records of one rank, one per profiled step."""
+    coord, cap = layout.coord(t.rank), info.events_cap()
+    for st in t.steps:
+        events = [_event(s, k, st.start_us) for s in st.spans if (k := _event_kind(s))]
+        # Over the cap (the run page's budget per step): compute first, then in time order.
+        events.sort(key=lambda e: (e.kind not in ("F", "B", "W"), e.start))
+        kept, dropped = events[:cap], max(len(events) - cap, 0)
+        yield ProbeRecord(
+            run=info.run, rank=t.rank, coord={"dp": coord.dp, "pp": coord.pp, "tp": coord.tp},
+            node=layout.node(t.rank), step=st.step, attempt=0,
+            t0=(st.start_us - offset_us + shift_us) / 1e6,
+            events=sorted(kept, key=lambda e: e.start), dropped_events=dropped,
+        )  # fmt: skip
+
+
+def build_run(
+    traces: Sequence[RankTrace], layout: Layout, alignment: Alignment, shape: RunShape
+) -> tuple[RunInfo, Iterator[ProbeRecord]]:
+    """The run's info, and its records made one rank at a time as they are consumed."""
+    info = run_info(traces, layout, shape)
+    shift = _shift_us(traces, alignment)
+
+    def records() -> Iterator[ProbeRecord]:
+        for t in traces:
+            yield from rank_records(t, layout, info, alignment.offsets_us[t.rank], shift)
+
+    return info, records()

@@ -1,0 +1,127 @@
+"""``meshscope import-trace PATH... --run NAME``: PyTorch profiler traces into the live store.
+
+Reads one Kineto trace per rank (app/importers/trace_files.py), turns them into the probe's
+records (app/core/traces), and stores them where the probe's go: straight into a database
+file (``--db``, one transaction: a refused or failed import stores nothing), or through a
+running server's ingest (``--server``: the records are written as a probe spool and sent by
+``meshscope upload``'s own code, gpu_probe.upload, in a separate interpreter since nothing in
+``app`` imports ``gpu_probe``). Importing the same files again stores nothing new: the store
+keys records by (run, rank, step, attempt).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from app.core.inputs.protocol import ProbeRecord, RunInfo
+from app.core.layout.topology import DEFAULT_ORDER, Layout, parse_order
+from app.core.traces import (
+    Alignment,
+    RunShape,
+    TraceError,
+    align,
+    build_run,
+    infer_layout,
+    label_run,
+)
+from app.importers.trace_files import read_traces, trace_paths
+from app.importers.trace_store import to_db, to_server
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH", help="trace files or directories")
+    p.add_argument("--run", required=True, help="the run's name on /runs")
+    for axis in ("dp", "tp", "pp"):
+        p.add_argument(f"--{axis}", type=int, default=None, help=f"{axis} size (else inferred)")
+    p.add_argument("--order", default=None, help="rank order, e.g. tp-dp-pp or megatron")
+    p.add_argument("--gpus-per-node", type=int, default=8)
+    p.add_argument("--schedule", default=None, help="pipeline schedule (default 1f1b)")
+    p.add_argument("--microbatches", type=int, default=None)
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--db", default=None, help="SQLite file (default: the server's)")
+    where.add_argument("--server", default=None, help="ws://host:port/ws/ingest")
+    p.add_argument("--token", default=None, help="with --server; default $MESHSCOPE_INGEST_TOKEN")
+
+
+def _layout(args: argparse.Namespace, traces) -> Layout:
+    given = [args.dp, args.tp, args.pp, args.order]
+    if all(v is None for v in given):
+        return infer_layout(traces, args.gpus_per_node)
+    try:
+        order = parse_order(args.order) if args.order else DEFAULT_ORDER
+        return Layout(args.dp or 1, args.tp or 1, args.pp or 1, order, args.gpus_per_node)
+    except ValueError as err:
+        raise TraceError(f"layout: {err}") from err
+
+
+def prepare(args: argparse.Namespace) -> tuple[RunInfo, list[ProbeRecord], Alignment, Layout]:
+    """Everything the import stores, or TraceError: nothing is written before this returns."""
+    traces = read_traces(trace_paths(args.paths))
+    layout = _layout(args, traces)
+    labelled = label_run(traces, layout)
+    alignment = align(labelled, layout)
+    shape = RunShape(args.run, args.schedule, args.microbatches)
+    try:
+        info, records = build_run(labelled, layout, alignment, shape)
+        return info, list(records), alignment, layout
+    except ValidationError as err:  # a run name or schedule the protocol refuses
+        where = ".".join(str(p) for p in err.errors()[0]["loc"])
+        raise TraceError(f"{where}: {err.errors()[0]['msg']}") from err
+
+
+def report(info: RunInfo, records: list[ProbeRecord], alignment: Alignment) -> str:
+    ranks = sorted(alignment.offsets_us)
+    lines = [
+        f"meshscope import-trace: run {info.run}: {len(ranks)} rank file(s), "
+        f"{len(records)} rank-step record(s); layout dp={info.dp} tp={info.tp} pp={info.pp} "
+        f"order {info.order}",
+        f"  clock offsets (ms, against rank {ranks[0]}): "
+        + ", ".join(f"rank {r}: {alignment.offsets_us[r] / 1e3:+.3f}" for r in ranks),
+        f"  residual {alignment.residual_us / 1e3:.3f} ms over {alignment.matched} collective(s);"
+        f" a step is {alignment.step_us / 1e3:.3f} ms",
+    ]
+    if alignment.unaligned:
+        lines.append(f"  not aligned (no shared collective): ranks {list(alignment.unaligned)}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The command: 0 when stored, 1 when the server's upload left records unsent, 2 when
+    the traces are refused (one line naming the file, group or rank, and why)."""
+    try:
+        info, records, alignment, _ = prepare(args)
+        summary = report(info, records, alignment)
+        if args.server:
+            print(summary, flush=True)
+            return 0 if to_server(args.server, args.token, info, records) == 0 else 1
+        stored = to_db(_db(args), info, records, summary)
+    except (TraceError, OSError) as err:
+        print(f"meshscope import-trace: {err}", file=sys.stderr)
+        return 2
+    print(summary + f"\n  {stored} new record(s) stored in {_db(args)}", flush=True)
+    return 0
+
+
+def _db(args: argparse.Namespace) -> Path:
+    if args.db:
+        return Path(args.db)
+    from app.settings import Settings  # the server's default database, as `serve` opens it
+
+    return Settings().db
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="meshscope import-trace",
+        description="Import PyTorch profiler traces (one per rank) as a measured run.",
+    )
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,70 @@
+"""Where an import's records go: a database file, through the live store's own operations,
+or a running server, through ``meshscope upload``'s code (gpu_probe.upload)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from app.core.inputs.protocol import ProbeRecord, RunInfo
+from app.core.traces import TraceError
+from app.live.store import RowRejected, Store
+
+
+def _conflict(store: Store, info: RunInfo) -> str | None:
+    """Why a stored run of this name is another run (the store's hello rule: every field
+    but ``steps`` must agree), or None."""
+    row = store.conn.execute("SELECT info FROM runs WHERE run = ?", (info.run,)).fetchone()
+    if row is None:
+        return None
+    old = RunInfo.model_validate_json(row[0]).model_dump(exclude={"steps"})
+    new = info.model_dump(exclude={"steps"})
+    diff = [k for k in new if old[k] != new[k]]
+    return f"run {info.run!r} exists with another config ({', '.join(diff)})" if diff else None
+
+
+def to_db(path: Path, info: RunInfo, records: list[ProbeRecord], detail: str) -> int:
+    """Store the run in one transaction (all or nothing); returns the records newly stored."""
+    store = Store(path)
+    try:
+        why = _conflict(store, info)
+        if why:
+            raise TraceError(why)
+        now = time.time()
+        ranks = sorted({r.rank for r in records})
+        ops = [("hello", (info, rank, 0, now)) for rank in ranks]
+        ops += [("record", (rec, now)) for rec in records]
+        ops += [("status", (info.run, "done", None, "", now)),
+                ("event", (info.run, None, "imported", detail[:2000], now))]  # fmt: skip
+        results = store.transaction(ops)
+    finally:
+        store.close()
+    rejected = [r for r in results if isinstance(r, RowRejected)]
+    if rejected:
+        raise TraceError(f"the store refused {len(rejected)} record(s): {rejected[0]}")
+    return sum(1 for r in results[len(ranks) : len(ranks) + len(records)] if r.stored)
+
+
+def to_server(url: str, token: str | None, info: RunInfo, records: list[ProbeRecord]) -> int:
+    """Write the records as a probe's spool directory and upload it; the upload's exit code."""
+    with tempfile.TemporaryDirectory(prefix="meshscope-import-") as tmp:
+        spool = Path(tmp)
+        (spool / "run.json").write_text(info.model_dump_json(), encoding="utf-8")
+        files: dict[int, object] = {}
+        try:
+            for rec in records:
+                if rec.rank not in files:
+                    files[rec.rank] = (spool / f"rank-{rec.rank:05d}.jsonl").open("w")
+                files[rec.rank].write(rec.model_dump_json(exclude_none=True) + "\n")
+        finally:
+            for f in files.values():
+                f.close()
+        cmd = [sys.executable, "-m", "gpu_probe.upload", str(spool), "--server", url]
+        env = dict(os.environ)
+        if token:
+            env["MESHSCOPE_INGEST_TOKEN"] = token
+        return subprocess.run(cmd, env=env, check=False).returncode

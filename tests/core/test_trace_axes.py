@@ -1,0 +1,96 @@
+"""Each collective's axis (app/core/traces/axes.py): a layout inferred from the groups the
+traces show, or given; refusal of a group that fits no rank order."""
+
+import pytest
+from test_trace_parse import load
+
+from app.core.layout.topology import Layout
+from app.core.traces import (
+    RankTrace,
+    Span,
+    StepSpans,
+    TraceError,
+    infer_layout,
+    label_run,
+    parse_rank,
+)
+
+
+def rank_trace(rank: int, world: int, spans: list[Span], name: str = "") -> RankTrace:
+    step = StepSpans(0, 0.0, 1000.0, tuple(spans))
+    return RankTrace(name or f"rank{rank}.json", rank, world, "cuda", "bf16", (step,))
+
+
+def megatron_traces() -> list[RankTrace]:
+    """8 ranks, tp=2 dp=2 pp=2 in Megatron's order tp-dp-pp: each rank's TP and DP
+    all-reduces name their groups, and stages 0 and 1 (4 apart) send to each other."""
+    layout = Layout(dp=2, tp=2, pp=2, order=("tp", "dp", "pp"))
+    out = []
+    for r in range(8):
+        tp, dp = tuple(layout.group("tp", r)), tuple(layout.group("dp", r))
+        peer = r + 4 if r < 4 else r - 4
+        spans = [Span("coll", 10, 20, op="allreduce", group=tp),
+                 Span("send" if r < 4 else "recv", 30, 40, op="send", peer=peer),
+                 Span("coll", 50, 60, op="allreduce", group=dp)]  # fmt: skip
+        out.append(rank_trace(r, 8, spans))
+    return out
+
+
+def test_megatron_groups_infer_tp_fastest_then_dp_then_pp():
+    layout = infer_layout(megatron_traces())
+    assert (layout.dp, layout.tp, layout.pp, layout.order) == (2, 2, 2, ("tp", "dp", "pp"))
+
+
+def test_each_collective_gets_the_axis_of_its_group():
+    traces = label_run(megatron_traces(), Layout(dp=2, tp=2, pp=2, order=("tp", "dp", "pp")))
+    for t in traces:
+        assert [s.axis for s in t.steps[0].spans] == ["tp", "pp", "dp"]
+
+
+def test_the_same_groups_under_another_order_get_other_axes():
+    # Under tp-pp-dp, ranks 0 and 2 are a PP pair and 0 and 4 a DP pair: the sends are then
+    # not between stages, and the import says so, naming the file and the ranks.
+    with pytest.raises(TraceError, match=r"rank0.json: send between ranks 0 and 4 is not"):
+        label_run(megatron_traces(), Layout(dp=2, tp=2, pp=2, order=("tp", "pp", "dp")))
+
+
+def test_a_group_of_no_axis_is_refused_naming_it():
+    spans = [Span("coll", 10, 20, op="allreduce", group=(0, 3))]
+    traces = [rank_trace(0, 8, spans, "r0.json.gz")]
+    with pytest.raises(TraceError, match=r"r0.json.gz: process group \[0, 3\] is no group of tp"):
+        label_run(traces, Layout(dp=2, tp=2, pp=2, order=("tp", "dp", "pp")))
+
+
+def test_inference_refuses_an_unevenly_spaced_group_and_a_third_family():
+    odd = [rank_trace(0, 8, [Span("coll", 1, 2, op="allreduce", group=(0, 1, 3))])]
+    with pytest.raises(TraceError, match=r"process group \[0, 1, 3\] is not evenly spaced"):
+        infer_layout(odd)
+    three = [Span("coll", 1, 2, op="allreduce", group=g) for g in ((0, 1), (0, 2), (0, 4))]
+    with pytest.raises(TraceError, match=r"process group \[0, 4\] is a third family"):
+        infer_layout([rank_trace(0, 8, three)])
+
+
+def test_a_world_wide_collective_is_world_unless_one_axis_spans_it():
+    spans = [Span("coll", 1, 2, op="barrier", group=tuple(range(8)))]
+    (t,) = label_run([rank_trace(0, 8, spans)], Layout(dp=2, tp=2, pp=2))
+    assert t.steps[0].spans[0].axis == "world"
+    (t,) = label_run([rank_trace(0, 8, spans)], Layout(dp=8, tp=1, pp=1))
+    assert t.steps[0].spans[0].axis == "dp"
+
+
+def test_a_layout_of_another_world_size_is_refused_naming_the_file():
+    with pytest.raises(TraceError, match=r"rank3.json: rank 3 of a world of 4 does not fit"):
+        label_run([rank_trace(3, 4, [])], Layout(dp=2, tp=1, pp=1))
+
+
+def test_gloo_fixture_infers_dp2_pp2_and_labels_by_elimination():
+    traces = [parse_rank(load(f"gloo_dp2_pp2/rank{r}_trace.json.gz"), f"r{r}") for r in range(4)]
+    layout = infer_layout(traces)
+    assert (layout.dp, layout.tp, layout.pp, layout.order) == (2, 1, 2, ("tp", "pp", "dp"))
+    for t in label_run(traces, layout):
+        axes = {(s.kind, s.axis) for st in t.steps for s in st.spans if s.axis}
+        assert axes == {("coll", "dp"), ("send", "pp"), ("recv", "pp")}
+    # With tp and dp both over 1, a collective without group ranks has no single axis.
+    bare = [rank_trace(0, 8, [Span("coll", 1, 2, op="all_reduce")], "g0.json")]
+    with pytest.raises(TraceError, match="g0.json: collective all_reduce has no Process Group"):
+        label_run(bare, Layout(dp=2, tp=2, pp=2))
