@@ -1,0 +1,139 @@
+"""A scenario as a torchtitan TOML job config ([parallelism], [training],
+[activation_checkpoint]), keys spelled as torchtitan v0.2.2's torchtitan/config/job_config.py
+spells its dataclass fields (result.TORCHTITAN), or the reason torchtitan cannot run it."""
+
+from __future__ import annotations
+
+import json
+
+from app.core.export.result import Cannot
+from app.core.export.torch_names import torch_schedule
+from app.core.inputs.models import ModelSpec
+from app.core.inputs.scenario import Scenario
+from app.core.schedules import ScheduleName
+from app.core.schedules.pipeline import Pipeline
+
+# torchtitan/models/llama3/__init__.py (v0.2.2) flavors of the shapes meshscope presets hold.
+FLAVORS = {"llama3-8b": ("llama3", "8B"), "llama3-70b": ("llama3", "70B"),
+           "llama3-405b": ("llama3", "405B")}  # fmt: skip
+
+Table = dict[str, object]
+
+
+def tables(s: Scenario, m: ModelSpec, p: Pipeline) -> tuple[dict[str, Table], list[str]]:
+    """The TOML's tables in order, and notes; raises Cannot for what torchtitan cannot run."""
+    notes: list[str] = []
+    out: dict[str, Table] = {}
+    if s.model in FLAVORS:
+        name, flavor = FLAVORS[s.model]
+        out["model"] = {"name": name, "flavor": flavor}
+    else:
+        notes.append(f"[model] left out: torchtitan has no flavor of {s.model}'s shape "
+                     f"({m.layers} layers, dim {m.hidden}, {m.heads} heads)")  # fmt: skip
+    out["training"] = _training(s, m)
+    out["parallelism"] = _parallelism(s, p, notes)
+    out["activation_checkpoint"] = _checkpoint(s, p, notes)
+    if s.tp_comm_overlap and s.tp > 1:
+        # job_config.py: async TP "currently only effective when compile is enabled".
+        out["compile"] = {"enable": True}
+    return out, notes
+
+
+def _training(s: Scenario, m: ModelSpec) -> Table:
+    if s.dtype == "fp16":
+        raise Cannot("torchtitan_fp16", "torchtitan trains in bfloat16 or float32, not fp16")
+    local = s.micro_batch_size * s.microbatches  # torchtitan: local // microbatch_size = m
+    out: Table = {"local_batch_size": local, "global_batch_size": local * s.dp,
+                  "seq_len": m.seq_len}  # fmt: skip
+    if s.dtype == "fp32":
+        out["mixed_precision_param"] = "float32"
+    elif not s.master_weights:  # job_config.py: dtype bfloat16 keeps no fp32 copy at all
+        out["dtype"] = "bfloat16"
+    return out
+
+
+def _parallelism(s: Scenario, p: Pipeline, notes: list[str]) -> Table:
+    if s.zero in (1, 2):
+        raise Cannot.keyed(
+            "torchtitan_zero", "torchtitan shards data parallelism with FSDP2 (ZeRO-3: "
+            "parameters, gradients and optimizer state) or replicates it (DDP); it has no "
+            "ZeRO-{zero}. Use zero=3 or zero=0", zero=s.zero,
+        )  # fmt: skip
+    if s.tp > 1 and not s.sequence_parallel:
+        # torchtitan/models/llama3/infra/parallelize.py apply_tp: norms are SequenceParallel.
+        raise Cannot(
+            "torchtitan_no_sp",
+            "torchtitan's tensor parallelism always splits the "
+            "norms along the sequence (SequenceParallel); it has no TP without SP",
+        )
+    shard = s.dp if s.zero == 3 else 1
+    out: Table = {
+        "data_parallel_replicate_degree": s.dp // shard,
+        "data_parallel_shard_degree": shard,
+        "tensor_parallel_degree": s.tp,
+        "pipeline_parallel_degree": s.pp,
+    }
+    if s.tp_comm_overlap and s.tp > 1:
+        out["enable_async_tensor_parallel"] = True
+    if s.pp > 1 or p.chunks > 1:
+        out["pipeline_parallel_schedule"] = torch_schedule(s.schedule, "torchtitan")
+        if s.schedule == ScheduleName.one_f_one_b and s.microbatches < s.pp:
+            # torch 2.13 Schedule1F1B.__init__: "Number of microbatches ... must be greater
+            # than or equal to the number of stages".
+            raise Cannot.keyed(
+                "torchtitan_1f1b_m", "torch's Schedule1F1B needs microbatches >= pp ({pp}), "
+                "got {m}", pp=s.pp, m=s.microbatches,
+            )  # fmt: skip
+        out["pipeline_parallel_microbatch_size"] = s.micro_batch_size
+        out["module_fqns_per_model_part"] = model_parts(p.split)
+    if s.zero == 3 and not s.overlap_param_gather:
+        notes.append("FSDP2 always prefetches its all-gathers: overlap_param_gather is on")
+    return out
+
+
+def model_parts(split: tuple[int, ...]) -> list[list[str]]:
+    """Each virtual stage's modules in model order, as torchtitan's llama3 names them
+    (tok_embeddings, layers.<i>, norm, output): the split exactly, uneven or not."""
+    parts, first = [], 0
+    for n in split:
+        parts.append([f"layers.{i}" for i in range(first, first + n)])
+        first += n
+    parts[0].insert(0, "tok_embeddings")
+    parts[-1] += ["norm", "output"]
+    return parts
+
+
+def _checkpoint(s: Scenario, p: Pipeline, notes: list[str]) -> Table:
+    if s.recompute == "none":
+        return {"mode": "none"}
+    if s.recompute == "selective":
+        if s.selective_ac == "op":
+            return {"mode": "selective", "selective_ac_option": "op"}
+        notes.append(
+            "selective attention recompute: torchtitan's SDPA keeps no s x s scores, "
+            "which is all that core-attention recompute drops, so no AC is set"
+        )
+        return {"mode": "none"}
+    per_chunk = max(max(row) for row in p.layers)
+    if s.recompute_layers is not None and s.recompute_layers < per_chunk:
+        raise Cannot.keyed(
+            "torchtitan_recompute_layers", "torchtitan recomputes every layer (full) or every "
+            "n-th layer, not the first {n} of each chunk", n=s.recompute_layers,
+        )  # fmt: skip
+    return {"mode": "full"}
+
+
+def render(tabs: dict[str, Table]) -> str:
+    """TOML: strings, numbers, booleans and lists of string lists are all these tables hold
+    (JSON spells those as TOML does)."""
+    blocks = []
+    for name, table in tabs.items():
+        lines = [f"[{name}]"]
+        for key, value in table.items():
+            if isinstance(value, list) and value and isinstance(value[0], list):
+                rows = ",\n".join("  " + json.dumps(row) for row in value)
+                lines.append(f"{key} = [\n{rows},\n]")
+            else:
+                lines.append(f"{key} = {json.dumps(value)}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n"
