@@ -14,11 +14,13 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
+from starlette.concurrency import run_in_threadpool
 
 from app import errors, i18n
-from app.api import controls
+from app.api import controls, costs
 from app.api.fidelity import with_compare_bands
 from app.api.hardware import Registry, RegistryDep
+from app.api.limits import BUSY, heavy
 from app.api.page_data import respond
 from app.core.evaluate import compare
 from app.core.inputs.presets import MODELS
@@ -68,6 +70,22 @@ def _page_errors(
     return out
 
 
+async def _admitted(
+    request: Request, pairs: list[tuple[str, str]], view_keys: frozenset[str], registry: Registry
+) -> dict[str, Any]:
+    """The comparison, parsed first (a 422 needs no slot), then evaluated under admission by
+    its members' cost: four big scenarios were 13.6 s and 470 MB unadmitted (issue 26)."""
+    req = compare.parse(pairs, view_keys)
+    board = request.app.state.fidelity
+    return await heavy(request).run_estimated(
+        _banded, req, registry, board, cost=costs.scenarios(req.members)
+    )
+
+
+def _banded(req: compare.Request, registry: Registry, board: Any) -> dict[str, Any]:
+    return with_compare_bands(compare.compare(req, registry), board)
+
+
 def make_router() -> APIRouter:
     templates = Jinja2Templates(directory=asset_dir("templates"))
     router = APIRouter()
@@ -77,33 +95,41 @@ def make_router() -> APIRouter:
         tags=["compare"],
         summary="Several scenarios side by side: timelines, memory, traffic, speed, a diff",
         description=DESCRIPTION,
-        responses={422: {"description": "`detail[].loc` names the scenario and field"}},
+        responses={422: {"description": "`detail[].loc` names the scenario and field"}, **BUSY},
     )
-    def get_compare(
+    async def get_compare(
         request: Request,
         registry: RegistryDep,
         s: list[str] | None = Query(None, description="a scenario query, 2 to 4 times"),
         preset: str | None = Query(None, description="factory | schedules"),
     ) -> Any:
+        pairs = list(request.query_params.multi_items())
         try:
-            result = compare.run(list(request.query_params.multi_items()), hardware=registry)
+            return await _admitted(request, pairs, frozenset(), registry)
         except compare.CompareError as exc:
             return _unprocessable(exc)
-        return with_compare_bands(result, request.app.state.fidelity)
 
     @router.get("/compare", response_class=HTMLResponse, include_in_schema=False)
-    def compare_page(request: Request, registry: RegistryDep) -> HTMLResponse:
+    async def compare_page(request: Request, registry: RegistryDep) -> HTMLResponse:
         pairs = list(request.query_params.multi_items())
+        problem, result = None, None
+        try:
+            result = await _admitted(request, pairs, PAGE_VIEW_KEYS, registry)
+        except compare.CompareError as exc:
+            problem = exc
+        # The page embeds the whole comparison: rendered off the event loop.
+        return await run_in_threadpool(render, request, registry, pairs, problem, result)
+
+    def render(
+        request: Request,
+        registry: Registry,
+        pairs: list[tuple[str, str]],
+        problem: compare.CompareError | None,
+        result: dict[str, Any] | None,
+    ) -> HTMLResponse:
         langs = request.app.state.i18n.langs  # the app's catalogues'
         lang_raw = request.query_params.get("lang", "en")
         lang = lang_raw if lang_raw in langs else "en"
-        problem, result = None, None
-        try:
-            result = with_compare_bands(
-                compare.run(pairs, PAGE_VIEW_KEYS, registry), request.app.state.fidelity
-            )
-        except compare.CompareError as exc:
-            problem = exc
         catalog = request.app.state.i18n
         errs = _page_errors(problem, lang, catalog)
         if lang_raw not in langs:

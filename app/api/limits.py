@@ -5,11 +5,18 @@ One ``HeavyLimiter`` per app, on ``app.state.heavy``, sized from settings. A req
 slot before its work starts: at once if one is free, else it queues, at most ``queue`` deep
 and for at most ``wait_s``. Past either bound it is refused (429) instead of piling up CPU and
 memory: four 190 MB traces at once were 3.2 GB and a 9.5 s stall of /healthz (issue 13).
+Slots are weighted by the request's cost estimate and shared fairly between client addresses
+(app/api/admission.py); a request whose estimate is under ``light`` needs none.
 The work itself runs on the thread pool, so the event loop keeps answering while it runs,
 with the cyclic collector paused while any slot is held (``GCPause``): the work builds
 millions of acyclic dicts, and each full collection of that heap held the GIL, so every other
 request, ~300 ms. A per-call pause (app/core/support/gc_pause.py) is not enough with several
 at once: the first to finish turned the collector back on under the others' heaps.
+
+A streamed answer holds its slot while it is sent, so it must not wait on a client that
+stopped reading (issue 26: two sockets that never read held both slots): a send that makes no
+progress for ``stall_s`` ends it, and so does the whole answer taking over ``send_timeout_s``
+(a client reading a byte now and then); either way the connection closes and the slot is free.
 
 Pages bound what they embed the same way: a view model whose JSON is over
 ``settings.page_embed_bytes`` is not put in the HTML (``embed_bounded``); the page says so
@@ -20,9 +27,11 @@ from __future__ import annotations
 
 import gc
 import json
+import logging
 import math
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
 
@@ -30,12 +39,17 @@ import anyio
 from fastapi import HTTPException, Request
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 from starlette.responses import StreamingResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
+from app.api.admission import Refused, Slots, Ticket, weight
 from app.core.support.gc_pause import gc_paused
 
 T = TypeVar("T")
+LOG = logging.getLogger("uvicorn.error")
 Evaluator = Callable[[Any], dict[str, Any]]
+
+
+BUSY = {429: {"description": "Too many heavy requests at once; retry after `Retry-After` s"}}
 
 
 class Busy(HTTPException):
@@ -70,14 +84,29 @@ class GCPause:
             gc.enable()
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """What a heavy request may take: slots, queue, waits, an address's share, send limits."""
+
+    slots: int
+    queue: int
+    wait_s: float
+    per_client: int = 64
+    light: float = 0.0  # a cost estimate under this needs no slot
+    stall_s: float = 30.0  # a send that makes no progress this long: the client stopped reading
+    send_timeout_s: float = 600.0  # the whole of a streamed answer
+
+
 class HeavyLimiter:
     """``slots`` heavy requests run at once; ``queue`` more may wait up to ``wait_s``."""
 
-    def __init__(self, slots: int, queue: int, wait_s: float) -> None:
+    def __init__(self, slots: int, queue: int, wait_s: float, **more: Any) -> None:
+        self.bounds = Bounds(slots, queue, wait_s, **more)
         self.slots, self.queue, self.wait_s = slots, queue, wait_s
-        self._limiter = anyio.CapacityLimiter(slots)
+        self._slots = Slots(slots, self.bounds.per_client, queue, wait_s)
         self.gc = GCPause()
         self.refused = 0
+        self.stalled = 0  # streamed answers ended because the client stopped reading
 
     @property
     def retry_after_s(self) -> int:
@@ -86,63 +115,76 @@ class HeavyLimiter:
 
     @property
     def running(self) -> int:
-        return int(self._limiter.borrowed_tokens)
+        return self._slots.used
 
-    async def acquire(self) -> object:
-        """A slot's token, to hand to ``release``; raises Busy when none comes in time."""
-        token = await self._take()
-        self.gc.enter()
-        return token
+    def held_by(self, client: str) -> int:
+        return self._slots.held_by(client)
 
-    async def _take(self) -> object:
-        token = object()
+    async def acquire(self, client: str | None = None, cost: float = 1.0) -> Ticket:
+        """A slot's ticket, to hand to ``release``; raises Busy when none comes in time."""
         try:
-            self._limiter.acquire_on_behalf_of_nowait(token)
-            return token
-        except anyio.WouldBlock:
-            pass
-        if self._limiter.statistics().tasks_waiting >= self.queue:
-            self._refuse()
-        with anyio.move_on_after(self.wait_s):
-            await self._limiter.acquire_on_behalf_of(token)
-            return token
-        self._refuse()
+            ticket = await self._slots.acquire(client, weight(cost, self.slots))
+        except Refused:
+            self.refused += 1
+            raise Busy(self.retry_after_s) from None
+        self.gc.enter()
+        return ticket
 
-    def release(self, token: object) -> None:
-        self._limiter.release_on_behalf_of(token)
+    def release(self, ticket: Ticket) -> None:
+        self._slots.release(ticket)
         self.gc.leave()
 
-    def _refuse(self) -> None:
-        self.refused += 1
-        raise Busy(self.retry_after_s)
+    def for_client(self, client: str | None) -> Admission:
+        return Admission(self, client)
+
+
+class Admission:
+    """One request's way in: the limiter, with the request's client address and cost."""
+
+    def __init__(self, limiter: HeavyLimiter, client: str | None) -> None:
+        self.limiter, self.client = limiter, client
+
+    def light(self, cost: float | None) -> bool:
+        return cost is not None and cost < self.limiter.bounds.light
 
     @asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
-        token = await self.acquire()
+    async def slot(self, cost: float = 1.0) -> AsyncIterator[None]:
+        ticket = await self.limiter.acquire(self.client, cost)
         try:
             yield
         finally:
-            self.release(token)
+            self.limiter.release(ticket)
 
-    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``fn(*args, **kwargs)`` on the thread pool, once a slot is ours."""
-        async with self.slot():
-            return await run_in_threadpool(gc_paused(fn), *args, **kwargs)
+    async def run(self, fn: Callable[..., T], *args: Any, cost: float = 1.0) -> T:
+        """``fn(*args)`` on the thread pool, once a slot is ours (the estimate says how many
+        slots)."""
+        async with self.slot(cost):
+            return await run_in_threadpool(gc_paused(fn), *args)
+
+    async def run_estimated(self, fn: Callable[..., T], *args: Any, cost: float) -> T:
+        """``run``, except that a request estimated under the light bound takes no slot: it
+        is as quick as /healthz's neighbours, and queueing it behind heavy ones would turn
+        every small scenario away during a flood of big ones."""
+        if self.light(cost):
+            return await run_in_threadpool(fn, *args)
+        return await self.run(fn, *args, cost=cost)
 
     async def stream(
-        self, prepare: Callable[[], Iterator[bytes]], **response: Any
+        self, prepare: Callable[[], Iterator[bytes]], cost: float = 1.0, **response: Any
     ) -> StreamingResponse:
-        """A streamed answer holding one slot until its last byte is sent (or the client
-        goes): ``prepare`` runs on the thread pool first, so its errors (a 422) come before
-        any byte; each chunk of the iterator it returns is then made on the thread pool."""
-        token = await self.acquire()
+        """A streamed answer holding its slot until its last byte is sent (or the client
+        goes, or stops reading): ``prepare`` runs on the thread pool first, so its errors (a
+        422) come before any byte; each chunk of the iterator it returns is then made on the
+        thread pool."""
+        limiter = self.limiter
+        ticket = await limiter.acquire(self.client, cost)
         try:
             chunks = await run_in_threadpool(gc_paused(prepare))
         except BaseException:
-            self.release(token)
+            limiter.release(ticket)
             raise
         pieces = iterate_in_threadpool(_paused(chunks))
-        return _HeldStream(partial(self.release, token), pieces, **response)
+        return _HeldStream(limiter, partial(limiter.release, ticket), pieces, **response)
 
 
 def _paused(chunks: Iterator[bytes]) -> Iterator[bytes]:
@@ -152,21 +194,39 @@ def _paused(chunks: Iterator[bytes]) -> Iterator[bytes]:
         yield piece
 
 
-def heavy(request: Request) -> HeavyLimiter:
-    """The app's limiter (made in create_app from settings)."""
-    return request.app.state.heavy
+def heavy(request: Request) -> Admission:
+    """The app's limiter (made in create_app from settings), for this request's address."""
+    client = request.client.host if request.client else None
+    return request.app.state.heavy.for_client(client)
 
 
 class _HeldStream(StreamingResponse):
-    """A StreamingResponse that hands its slot back however the response ends."""
+    """A StreamingResponse that hands its slot back however the response ends, and ends it
+    when a send makes no progress for ``stall_s`` or the whole takes ``send_timeout_s``."""
 
-    def __init__(self, release: Callable[[], None], content: Any, **kwargs: Any) -> None:
+    def __init__(
+        self, limiter: HeavyLimiter, release: Callable[[], None], content: Any, **kwargs: Any
+    ) -> None:
         super().__init__(content, **kwargs)
-        self._release = release
+        self._limiter, self._release = limiter, release
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        bounds = self._limiter.bounds
+
+        async def timed_send(message: Message) -> None:
+            # uvicorn's send waits for the transport to drain before it writes (its
+            # flow_control.py): a client that stopped reading keeps it waiting here.
+            with anyio.fail_after(bounds.stall_s):
+                await send(message)
+
         try:
-            await super().__call__(scope, receive, send)
+            with anyio.fail_after(bounds.send_timeout_s):
+                await super().__call__(scope, receive, timed_send)
+        except TimeoutError:
+            # Returning without the last byte makes uvicorn close the connection.
+            self._limiter.stalled += 1
+            LOG.warning("meshscope: a client read a streamed answer too slowly; closed it "
+                        "and freed its heavy slot")  # fmt: skip
         finally:
             self._release()
 

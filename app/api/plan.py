@@ -20,7 +20,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.hardware import Registry, RegistryDep
-from app.api.limits import HeavyLimiter, heavy
+from app.api.limits import Admission, heavy
 from app.core.cost import flops
 from app.core.evaluate.planner import candidates, plan
 from app.core.evaluate.planner_search import KNOB_FIELDS as KNOBS
@@ -147,7 +147,7 @@ async def get_plan(
     q: Annotated[PlanQuery, Query()],
     registry: RegistryDep,
     request: Request,
-    limiter: Annotated[HeavyLimiter, Depends(heavy)],
+    limiter: Annotated[Admission, Depends(heavy)],
 ) -> dict[str, Any]:
     bound = request.app.state.settings.plan_max_candidates
     return await limiter.run(run_plan, q, registry, bound, request.app.state.fidelity)

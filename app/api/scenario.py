@@ -12,9 +12,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
-from starlette.concurrency import run_in_threadpool
 
+from app.api import costs
 from app.api.compression import VARY, accepts_gzip
+from app.api.limits import BUSY, heavy
 from app.api.scenario_cache import Entry
 from app.core.inputs.scenario import Scenario
 
@@ -51,12 +52,16 @@ def respond(request: Request, entry: Entry) -> Response:
     responses={
         304: {"description": "If-None-Match holds this answer's ETag: reuse your copy"},
         422: {"description": "A parameter is invalid; `detail` names it and why"},
+        **BUSY,
     },
 )
 async def get_scenario(scenario: ScenarioQuery, request: Request) -> Response:
     cache = request.app.state.scenario_cache
     # A hit is a lookup, answered here on the event loop: a hop to the thread pool per hit
     # was most of a hot link's latency under 50 clients. A miss computes (CPU-bound) or waits
-    # on another request's computation, so it runs on the compute threads, as sync routes do.
-    entry = cache.kept(scenario) or await run_in_threadpool(cache.entry, scenario)
+    # on another request's computation, so it runs on the compute threads, as sync routes do,
+    # under admission when its estimate is not light (issue 26: misses ran unadmitted).
+    entry = cache.kept(scenario) or await heavy(request).run_estimated(
+        cache.entry, scenario, cost=costs.scenario(scenario)
+    )
     return respond(request, entry)

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import StreamingResponse
 
 from app.api.hardware import Registry, RegistryDep
-from app.api.limits import HeavyLimiter, heavy
+from app.api.limits import Admission, heavy
 from app.core.evaluate import evaluate
 from app.core.inputs.scenario import Scenario
 from app.core.views import chrome_trace
@@ -44,7 +44,7 @@ def trace_chunks(scenario: Scenario, registry: Registry) -> Iterator[bytes]:
 async def get_trace(
     scenario: ScenarioQuery,
     registry: RegistryDep,
-    limiter: Annotated[HeavyLimiter, Depends(heavy)],
+    limiter: Annotated[Admission, Depends(heavy)],
 ) -> StreamingResponse:
     name = f"meshscope-{scenario.schedule.value}-pp{scenario.pp}-m{scenario.microbatches}.json"
     return await limiter.stream(

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import StreamingResponse
 
 from app.api.json_chunks import json_pieces
-from app.api.limits import HeavyLimiter, heavy
+from app.api.limits import Admission, heavy
 from app.core.inputs.scenario import Scenario
 from app.core.layout import orders
 from app.core.views import flow
@@ -23,7 +23,7 @@ from app.core.views import flow
 router = APIRouter(tags=["views"])
 
 ScenarioQuery = Annotated[Scenario, Query()]
-Limiter = Annotated[HeavyLimiter, Depends(heavy)]
+Limiter = Annotated[Admission, Depends(heavy)]
 BUSY = {429: {"description": "Too many heavy requests at once; retry after `Retry-After` s"}}
 INVALID = {422: {"description": "A parameter is invalid; `detail` names it and why"}}
 
