@@ -25,6 +25,7 @@ from app.core.traces import (
     TraceError,
     align,
     build_run,
+    find_stragglers,
     infer_layout,
     label_run,
 )
@@ -73,7 +74,7 @@ def prepare(args: argparse.Namespace) -> tuple[RunInfo, list[ProbeRecord], Align
         raise TraceError(f"{where}: {err.errors()[0]['msg']}") from err
 
 
-def report(info: RunInfo, records: list[ProbeRecord], alignment: Alignment) -> str:
+def report(info: RunInfo, records: list[ProbeRecord], alignment: Alignment, layout: Layout) -> str:
     ranks = sorted(alignment.offsets_us)
     lines = [
         f"meshscope import-trace: run {info.run}: {len(ranks)} rank file(s), "
@@ -86,6 +87,10 @@ def report(info: RunInfo, records: list[ProbeRecord], alignment: Alignment) -> s
     ]
     if alignment.unaligned:
         lines.append(f"  not aligned (no shared collective): ranks {list(alignment.unaligned)}")
+    for s in find_stragglers(records, layout):
+        who = f"rank {s.ranks[0]}" if s.cause == "rank" else f"link of group {list(s.ranks)}"
+        lines.append(f"  straggler: {who}, {s.phase} +{s.excess_s * 1e3:.1f} ms a step "
+                     f"({s.ratio:.2f}x the median of its peers)")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -93,8 +98,8 @@ def run(args: argparse.Namespace) -> int:
     """The command: 0 when stored, 1 when the server's upload left records unsent, 2 when
     the traces are refused (one line naming the file, group or rank, and why)."""
     try:
-        info, records, alignment, _ = prepare(args)
-        summary = report(info, records, alignment)
+        info, records, alignment, layout = prepare(args)
+        summary = report(info, records, alignment, layout)
         if args.server:
             print(summary, flush=True)
             return 0 if to_server(args.server, args.token, info, records) == 0 else 1

@@ -99,3 +99,10 @@ def test_duplicate_ranks_a_bad_layout_and_a_truncated_gz_are_refused(db, tmp_pat
     cut.write_bytes((GLOO / "rank0_trace.json.gz").read_bytes()[:2000])
     assert main([str(cut), "--run", "cut", "--db", str(db)]) == 2
     assert "cut.json.gz: cannot be read" in capsys.readouterr().err
+
+
+def test_the_report_names_the_rank_that_slept_and_its_phase(db, capsys):
+    slow = TRACES / "gloo_dp2_pp2_slow_rank2"  # rank 2 sleeps 30 ms in each forward
+    assert main([str(slow), "--run", "slow", "--db", str(db)]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "straggler" in ln]
+    assert len(lines) == 1 and lines[0].startswith("  straggler: rank 2, compute +")

@@ -7,6 +7,7 @@ The stages, in the order an import runs them:
     axes      the layout (given, or inferred from the groups seen); each collective's axis
     align     each rank's clock offset from collective ends, and the residual
     records   RankTrace + layout + offsets -> RunInfo and ProbeRecords
+    stragglers  the slow ranks (which phase, by how much against their stage) and slow links
 """
 
 from app.core.traces.align import Alignment, align
@@ -14,6 +15,7 @@ from app.core.traces.axes import infer_layout, label_run
 from app.core.traces.kineto import parse_rank
 from app.core.traces.records import RunShape, build_run
 from app.core.traces.spans import RankTrace, Span, StepSpans, TraceError
+from app.core.traces.stragglers import Straggler, find_stragglers
 
 __all__ = [
     "Alignment",
@@ -21,9 +23,11 @@ __all__ = [
     "RunShape",
     "Span",
     "StepSpans",
+    "Straggler",
     "TraceError",
     "align",
     "build_run",
+    "find_stragglers",
     "infer_layout",
     "label_run",
     "parse_rank",
