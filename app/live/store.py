@@ -32,7 +32,8 @@ from pathlib import Path
 
 from app.core.fidelity.measured import RankBreakdown, breakdown
 from app.core.inputs.protocol import ProbeRecord, RunInfo
-from app.live.schema import INSERT_STEP, SCHEMA, connect
+from app.live import summary
+from app.live.schema import INSERT_STEP, SCHEMA, connect, migrate
 from app.live.undo import UndoLog
 
 __all__ = ["SCHEMA", "Outcome", "RowRejected", "StepDone", "Store", "Welcome", "connect"]
@@ -95,7 +96,7 @@ class Store:
         self.readonly = readonly
         self.conn = connect(self.path, readonly=readonly)
         if not readonly:
-            self.conn.executescript(SCHEMA)
+            migrate(self.conn)  # the tables, and the per-run summaries of an older database
         self._world: dict[str, int] = {}
         self._starts: dict[tuple[str, int], dict[int, int]] = {}  # attempt -> first step
         self._undo = UndoLog()  # cache changes of the open transaction
@@ -194,12 +195,21 @@ class Store:
         )  # fmt: skip
         if self.conn.execute(INSERT_STEP, row).rowcount == 0:
             return Outcome(stored=False, superseded=superseded, breakdown=b)
-        if rec.step < starts.get(rec.attempt, rec.step + 1):
+        resumes = rec.step < starts.get(rec.attempt, rec.step + 1)
+        if resumes:
             self._undo.set(starts, rec.attempt, rec.step)
-            self.conn.execute(
+            n = self.conn.execute(
                 "UPDATE steps SET superseded = 1 WHERE run = ? AND rank = ? AND attempt < ?"
                 " AND step >= ? AND superseded = 0",
                 (rec.run, rec.rank, rec.attempt, rec.step),
+            ).rowcount
+            summary.add_superseded(self.conn, rec.run, n)
+        summary.add_superseded(self.conn, rec.run, int(superseded))
+        if resumes:  # recounted, this row included
+            summary.resumed(self.conn, rec.run, rec.rank, rec.step)
+        elif not superseded:
+            summary.add_current(
+                self.conn, rec.run, rec.rank, rec.step, rec.attempt, b.step_time_s, rec.loss
             )
         self.conn.execute(
             "UPDATE runs SET updated = ?, last_event = MAX(COALESCE(last_event, 0), ?)"
@@ -250,9 +260,9 @@ class Store:
             row = self.conn.execute("SELECT world FROM runs WHERE run = ?", (run,)).fetchone()
             world = row[0] if row else 0
             self._undo.set(self._world, run, world)
-        n, slowest, attempt = self.conn.execute(
-            "SELECT COUNT(*), MAX(step_time_s), MAX(attempt) FROM steps"
-            " WHERE run = ? AND step = ? AND superseded = 0",
-            (run, step),
-        ).fetchone()
+        # The step's summary row (app.live.summary): one key lookup, not a count of its rows.
+        found = summary.step_of(self.conn, run, step)
+        if found is None:
+            return None
+        n, slowest, attempt = found
         return StepDone(step, attempt, slowest) if world and n == world else None

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from app.live.schema import summarised
 from app.live.store import SCHEMA, connect
 
 RUN_COLUMNS = "run, world, steps, attempt, status, created, updated, last_event, failed_at, reason"
@@ -38,6 +39,11 @@ class Reader:
                 conn.close()
             self._all.clear()
 
+    def summaries(self) -> bool:
+        """Read the per-run summaries (app.live.summary), or count the rows as before: a
+        read-only database written before the summaries has none, and no writer to add them."""
+        return summarised(self._conn())
+
     def _rows(self, sql: str, args: tuple = ()) -> list[dict[str, Any]]:
         cur = self._conn().execute(sql, args)
         names = [d[0] for d in cur.description]
@@ -46,6 +52,14 @@ class Reader:
     # -- runs --------------------------------------------------------------------------------
     def runs(self, limit: int = 500) -> list[dict[str, Any]]:
         """Newest first, each with its last step and how many rank-steps it holds."""
+        if self.summaries():
+            return self._rows(
+                f"SELECT {RUN_COLUMNS}, info,"
+                " (SELECT MAX(last_step) FROM rank_summary s WHERE s.run = r.run) AS last_step,"
+                " (SELECT COALESCE(SUM(rows), 0) FROM rank_summary s WHERE s.run = r.run)"
+                " AS records FROM runs r ORDER BY created DESC LIMIT ?",
+                (limit,),
+            )
         return self._rows(
             f"SELECT {RUN_COLUMNS}, info,"
             " (SELECT MAX(step) FROM steps s WHERE s.run = r.run AND superseded = 0) AS last_step,"
@@ -66,20 +80,19 @@ class Reader:
 
     def rank_cursors(self, run: str) -> dict[int, tuple[int, int]]:
         """Per rank, the highest current (attempt, step)."""
-        rows = self._conn().execute(
-            "SELECT rank, MAX(attempt), MAX(step) FROM steps WHERE run = ? AND superseded = 0"
-            " GROUP BY rank",
-            (run,),
-        )
-        return {rank: (attempt, step) for rank, attempt, step in rows}
+        return {rank: (attempt, step) for rank, (attempt, step, _) in self.rank_rows(run).items()}
 
-    def rank_rows(self, run: str) -> dict[int, tuple[int, int, int]]:
-        """Per rank, its current rows: (highest attempt, highest step, how many)."""
-        rows = self._conn().execute(
-            "SELECT rank, MAX(attempt), MAX(step), COUNT(*) FROM steps"
-            " WHERE run = ? AND superseded = 0 GROUP BY rank",
-            (run,),
-        )
+    def rank_rows(self, run: str, recount: bool = False) -> dict[int, tuple[int, int, int]]:
+        """Per rank, its current rows: (highest attempt, highest step, how many). ``recount``:
+        from the rows themselves, what the summary stands for."""
+        if self.summaries() and not recount:
+            sql = "SELECT rank, attempt, last_step, rows FROM rank_summary WHERE run = ?"
+        else:
+            sql = (
+                "SELECT rank, MAX(attempt), MAX(step), COUNT(*) FROM steps"
+                " WHERE run = ? AND superseded = 0 GROUP BY rank"
+            )
+        rows = self._conn().execute(sql, (run,))
         return {rank: (attempt, step, n) for rank, attempt, step, n in rows}
 
     def stops(self, run: str, attempt: int) -> dict[int, dict[str, Any]]:
@@ -117,16 +130,40 @@ class Reader:
         )
         return None if row is None else row[0]
 
-    def trend(self, run: str, limit: int = 2000) -> list[dict[str, Any]]:
+    def trend(self, run: str, limit: int = 2000, recount: bool = False) -> list[dict[str, Any]]:
         """Per step: the slowest rank's step time, how many ranks reported, latest first
         reversed into step order. Only current (not superseded) rows count."""
-        rows = self._rows(
-            "SELECT step, MAX(step_time_s) AS step_time_s, COUNT(*) AS ranks,"
-            " MAX(attempt) AS attempt, MIN(loss) AS loss FROM steps"
-            " WHERE run = ? AND superseded = 0 GROUP BY step ORDER BY step DESC LIMIT ?",
-            (run, limit),
+        if self.summaries() and not recount:
+            sql = (
+                "SELECT step, step_time_s, ranks, attempt, loss FROM step_summary"
+                " WHERE run = ? ORDER BY step DESC LIMIT ?"
+            )
+        else:
+            sql = (
+                "SELECT step, MAX(step_time_s) AS step_time_s, COUNT(*) AS ranks,"
+                " MAX(attempt) AS attempt, MIN(loss) AS loss FROM steps"
+                " WHERE run = ? AND superseded = 0 GROUP BY step ORDER BY step DESC LIMIT ?"
+            )
+        return self._rows(sql, (run, limit))[::-1]
+
+    def trend_json(self, run: str, limit: int = 2000) -> str:
+        """``trend`` as a JSON array built by SQLite's json1 (sqlite.org/json1.html): the
+        run's answer spent more time making 2,000 dicts and encoding them than reading them.
+        Numbers as SQLite prints a REAL (15 significant digits)."""
+        if not self.summaries():
+            return json.dumps(self.trend(run, limit), allow_nan=False, separators=(",", ":"))
+        (text,) = (
+            self._conn()
+            .execute(
+                "SELECT json_group_array(json_object('step', step, 'step_time_s', step_time_s,"
+                " 'ranks', ranks, 'attempt', attempt, 'loss', loss)) FROM (SELECT * FROM"
+                " (SELECT * FROM step_summary WHERE run = ? ORDER BY step DESC LIMIT ?)"
+                " ORDER BY step)",
+                (run, limit),
+            )
+            .fetchone()
         )
-        return rows[::-1]
+        return text
 
     def events(self, run: str, limit: int = 200) -> list[dict[str, Any]]:
         rows = self._rows(
@@ -185,10 +222,10 @@ class Reader:
         )
         return tuple(rows.fetchall())
 
-    def superseded(self, run: str) -> int:
-        (n,) = (
-            self._conn()
-            .execute("SELECT COUNT(*) FROM steps WHERE run = ? AND superseded = 1", (run,))
-            .fetchone()
-        )
+    def superseded(self, run: str, recount: bool = False) -> int:
+        if self.summaries() and not recount:
+            sql = "SELECT COALESCE(SUM(superseded), 0) FROM run_summary WHERE run = ?"
+        else:
+            sql = "SELECT COUNT(*) FROM steps WHERE run = ? AND superseded = 1"
+        (n,) = self._conn().execute(sql, (run,)).fetchone()
         return n
