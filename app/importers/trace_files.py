@@ -1,22 +1,24 @@
 """Find and read Kineto trace files (``*.json``, ``*.json.gz``) for app.core.traces.
 
-One file is read at a time, and only its RankTrace (the spans of interest) is kept, so an
-import holds one file's JSON, not every rank's. A file over MAX_FILE_BYTES is refused before
-it is read: json.load holds a file's objects several times its size.
+One file is read at a time, its events streamed one by one (trace_stream.py), and only its
+RankTrace (the spans of interest) is kept: an import holds one event of one file, and the
+spans of every rank, never a whole file's JSON. A file over MAX_FILE_BYTES is refused
+before it is read.
 """
 
 from __future__ import annotations
 
 import gzip
-import json
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
-from app.core.traces import RankTrace, TraceError, parse_rank
+from app.core.traces import RankTrace, TraceError
+from app.core.traces.kineto import parse_events
+from app.importers.trace_stream import NotATrace, events
 
 SUFFIXES = (".json", ".json.gz")
-MAX_FILE_BYTES = 1 << 30  # 1 GiB on disk (compressed or not); json.load needs several times it
+MAX_FILE_BYTES = 4 << 30  # 4 GiB on disk: a bound on the time an import takes, not memory
 
 
 def trace_paths(inputs: Iterable[str | Path]) -> list[Path]:
@@ -35,21 +37,21 @@ def trace_paths(inputs: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-def load(path: Path) -> object:
-    """The parsed JSON of one trace file; TraceError naming it when it cannot be read."""
+def read(path: Path) -> RankTrace:
+    """One file's RankTrace, its events streamed (trace_stream.py); TraceError naming the
+    file when it cannot be read or is not a trace."""
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise TraceError(f"{path}: {size} bytes is over the {MAX_FILE_BYTES}-byte limit per file")
+    opener = gzip.open if path.name.endswith(".gz") else open
+    header: dict = {}
     try:
-        if path.name.endswith(".gz"):
-            with gzip.open(path, "rb") as f:
-                return json.load(f)
-        with path.open("rb") as f:
-            return json.load(f)
+        with opener(path, "rt", encoding="utf-8") as f:
+            return parse_events(header, events(f, header), str(path))
     except (OSError, EOFError, zlib.error) as err:
         raise TraceError(f"{path}: cannot be read ({err}); a truncated .gz?") from err
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise TraceError(f"{path}: is not JSON ({err})") from err
+    except (NotATrace, UnicodeDecodeError) as err:
+        raise TraceError(f"{path}: is not a PyTorch profiler trace ({err})") from err
 
 
 def read_traces(paths: list[Path]) -> list[RankTrace]:
@@ -57,7 +59,7 @@ def read_traces(paths: list[Path]) -> list[RankTrace]:
     traces: list[RankTrace] = []
     by_rank: dict[int, Path] = {}
     for path in paths:
-        trace = parse_rank(load(path), str(path))
+        trace = read(path)
         if trace.rank in by_rank:
             raise TraceError(f"{path}: rank {trace.rank} again (also in {by_rank[trace.rank]})")
         if traces and trace.world != traces[0].world:

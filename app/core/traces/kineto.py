@@ -14,6 +14,8 @@ Only the events named above are kept, so a file's memory is its JSON and these s
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from app.core.traces import classify
@@ -24,10 +26,8 @@ def _int(value: Any) -> int | None:
     return value if type(value) is int else None
 
 
-def _rank_and_world(doc: Any, name: str) -> tuple[int, int]:
-    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
-        raise TraceError(f"{name}: not a PyTorch profiler trace (no traceEvents list)")
-    info = doc.get("distributedInfo")
+def _rank_and_world(header: dict, name: str) -> tuple[int, int]:
+    info = header.get("distributedInfo")
     if not isinstance(info, dict) or _int(info.get("rank")) is None:
         raise TraceError(
             f"{name}: has no distributedInfo.rank, so its rank is unknown (torch.profiler "
@@ -39,9 +39,9 @@ def _rank_and_world(doc: Any, name: str) -> tuple[int, int]:
     return rank, world
 
 
-def _pg_groups(doc: dict) -> frozenset[tuple[int, ...]]:
+def _pg_groups(header: dict) -> frozenset[tuple[int, ...]]:
     out = set()
-    for pg in doc["distributedInfo"].get("pg_config") or []:
+    for pg in header["distributedInfo"].get("pg_config") or []:
         ranks = classify.group_ranks(pg.get("ranks")) if isinstance(pg, dict) else None
         if ranks and len(ranks) > 1:
             out.add(ranks)
@@ -62,7 +62,7 @@ class _Collected:
         self.cuda = False
         self.dtype: str | None = None  # of the first collective that names one
 
-    def add(self, e: dict, base_us: float) -> None:
+    def add(self, e: dict) -> None:
         if e.get("ph") != "X":
             return
         name, cat, args = e.get("name"), e.get("cat"), e.get("args") or {}
@@ -71,7 +71,7 @@ class _Collected:
             return
         if not isinstance(dur, (int, float)) or dur < 0:
             return
-        start, end, thread = ts + base_us, ts + base_us + dur, (e.get("pid"), e.get("tid"))
+        start, end, thread = ts, ts + dur, (e.get("pid"), e.get("tid"))
         if isinstance(args, dict) and "Collective name" in args:
             self.dtype = self.dtype or classify.dtype_of(args.get("dtype"))
         if cat == "kernel":
@@ -178,23 +178,42 @@ def _numbered(spans: list[Span]) -> list[Span]:
 
 
 def parse_rank(doc: Any, name: str) -> RankTrace:
-    """The RankTrace of one parsed trace file; TraceError naming ``name`` when it has no
-    rank or no steps."""
-    rank, world = _rank_and_world(doc, name)
-    base = doc.get("baseTimeNanoseconds")
-    base_us = base / 1000.0 if isinstance(base, (int, float)) else 0.0
+    """The RankTrace of one parsed trace file (the whole dict); TraceError naming ``name``
+    when it is not a trace, or has no rank or no steps."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+        raise TraceError(f"{name}: not a PyTorch profiler trace (no traceEvents list)")
+    return parse_events(doc, doc["traceEvents"], name)
+
+
+def parse_events(header: dict, events: Iterable[Any], name: str) -> RankTrace:
+    """The RankTrace of a trace given as its top-level fields and its events, which may be a
+    stream: only the events of interest are kept, and ``header`` is read after the last
+    event, so a reader may fill it as it goes (a file may put traceEvents first)."""
     c = _Collected()
-    for e in doc["traceEvents"]:
+    for e in events:
         if isinstance(e, dict):
-            c.add(e, base_us)
+            c.add(e)
+    rank, world = _rank_and_world(header, name)
     if not c.steps:
         raise TraceError(
             f"{name}: has no ProfilerStep#N ranges, so its steps are unknown (call "
             "prof.step() once per training step)"
         )
+    base = header.get("baseTimeNanoseconds")  # Kineto's ts count from it when it is there
+    base_us = base / 1000.0 if isinstance(base, (int, float)) else 0.0
+    out = _steps(c, rank, base_us)
+    return RankTrace(
+        name=name, rank=rank, world=world, device="cuda" if c.cuda else "cpu",
+        dtype=c.dtype or "fp32", steps=tuple(out), groups=_pg_groups(header),
+        counts=dict(Counter(s.kind for st in out for s in st.spans)),
+    )  # fmt: skip
+
+
+def _steps(c: _Collected, rank: int, base_us: float) -> list[StepSpans]:
+    """Each span in the step its start falls in, on the clock ``base_us`` sets."""
     main = Counter(t for *_, t in c.steps).most_common(1)[0][0]
     steps = sorted((n, s, e) for n, s, e, t in c.steps if t == main)
-    spans = sorted(_compute(c, main) + _comms(c, rank), key=lambda s: s.start_us)
+    spans = sorted(_compute(c, main) + _comms(c, rank), key=_by_start)
     out, i = [], 0
     for number, start, end in steps:
         while i < len(spans) and spans[i].start_us < start:
@@ -206,13 +225,11 @@ def parse_rank(doc: Any, name: str) -> RankTrace:
         if not any(s.kind == "B" for s in mine):
             hull = _autograd_hull(c, start, end)
             mine += [hull] if hull else []
-        out.append(StepSpans(number, start, end, tuple(_numbered(sorted(mine, key=_by_start)))))
+        mine = [replace(s, start_us=s.start_us + base_us, end_us=s.end_us + base_us)
+                for s in _numbered(sorted(mine, key=_by_start))]  # fmt: skip
+        out.append(StepSpans(number, start + base_us, end + base_us, tuple(mine)))
         i = j
-    return RankTrace(
-        name=name, rank=rank, world=world, device="cuda" if c.cuda else "cpu",
-        dtype=c.dtype or "fp32", steps=tuple(out), groups=_pg_groups(doc),
-        counts=dict(Counter(s.kind for st in out for s in st.spans)),
-    )  # fmt: skip
+    return out
 
 
 def _by_start(s: Span) -> float:
