@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -29,6 +31,7 @@ from app.core.traces import (
     infer_layout,
     label_run,
 )
+from app.core.traces.records import event_kind
 from app.importers.trace_files import read_traces, trace_paths
 from app.importers.trace_store import to_db, to_server
 
@@ -59,8 +62,30 @@ def _layout(args: argparse.Namespace, traces) -> Layout:
         raise TraceError(f"layout: {err}") from err
 
 
-def prepare(args: argparse.Namespace) -> tuple[RunInfo, list[ProbeRecord], Alignment, Layout]:
-    """Everything the import stores, or TraceError: nothing is written before this returns."""
+@dataclass(frozen=True)
+class Prepared:
+    """Everything an import stores and reports; nothing is written before it exists."""
+
+    info: RunInfo
+    records: list[ProbeRecord]
+    alignment: Alignment
+    layout: Layout
+    kinds: Counter  # spans by what they became: F, B, tp, dp, pp_send, ... or unstored
+
+
+def _kinds(labelled) -> Counter:
+    """How many spans each stored kind got, and what was left as host time (no probe kind)."""
+    out: Counter = Counter()
+    for t in labelled:
+        for st in t.steps:
+            for s in st.spans:
+                kind = event_kind(s)
+                out[kind or f"{s.axis or s.kind} (not stored: host time)"] += 1
+    return out
+
+
+def prepare(args: argparse.Namespace) -> Prepared:
+    """Read, label, align and convert; TraceError when the traces are refused."""
     traces = read_traces(trace_paths(args.paths))
     layout = _layout(args, traces)
     labelled = label_run(traces, layout)
@@ -68,18 +93,20 @@ def prepare(args: argparse.Namespace) -> tuple[RunInfo, list[ProbeRecord], Align
     shape = RunShape(args.run, args.schedule, args.microbatches)
     try:
         info, records = build_run(labelled, layout, alignment, shape)
-        return info, list(records), alignment, layout
+        return Prepared(info, list(records), alignment, layout, _kinds(labelled))
     except ValidationError as err:  # a run name or schedule the protocol refuses
         where = ".".join(str(p) for p in err.errors()[0]["loc"])
         raise TraceError(f"{where}: {err.errors()[0]['msg']}") from err
 
 
-def report(info: RunInfo, records: list[ProbeRecord], alignment: Alignment, layout: Layout) -> str:
+def report(p: Prepared) -> str:
+    info, alignment = p.info, p.alignment
     ranks = sorted(alignment.offsets_us)
     lines = [
         f"meshscope import-trace: run {info.run}: {len(ranks)} rank file(s), "
-        f"{len(records)} rank-step record(s); layout dp={info.dp} tp={info.tp} pp={info.pp} "
+        f"{len(p.records)} rank-step record(s); layout dp={info.dp} tp={info.tp} pp={info.pp} "
         f"order {info.order}",
+        "  spans: " + ", ".join(f"{k} {n}" for k, n in sorted(p.kinds.items())),
         f"  clock offsets (ms, against rank {ranks[0]}): "
         + ", ".join(f"rank {r}: {alignment.offsets_us[r] / 1e3:+.3f}" for r in ranks),
         f"  residual {alignment.residual_us / 1e3:.3f} ms over {alignment.matched} collective(s);"
@@ -87,7 +114,7 @@ def report(info: RunInfo, records: list[ProbeRecord], alignment: Alignment, layo
     ]
     if alignment.unaligned:
         lines.append(f"  not aligned (no shared collective): ranks {list(alignment.unaligned)}")
-    for s in find_stragglers(records, layout):
+    for s in find_stragglers(p.records, p.layout):
         who = f"rank {s.ranks[0]}" if s.cause == "rank" else f"link of group {list(s.ranks)}"
         lines.append(f"  straggler: {who}, {s.phase} +{s.excess_s * 1e3:.1f} ms a step "
                      f"({s.ratio:.2f}x the median of its peers)")  # fmt: skip
@@ -98,12 +125,13 @@ def run(args: argparse.Namespace) -> int:
     """The command: 0 when stored, 1 when the server's upload left records unsent, 2 when
     the traces are refused (one line naming the file, group or rank, and why)."""
     try:
-        info, records, alignment, layout = prepare(args)
-        summary = report(info, records, alignment, layout)
+        prepared = prepare(args)
+        summary = report(prepared)
         if args.server:
             print(summary, flush=True)
-            return 0 if to_server(args.server, args.token, info, records) == 0 else 1
-        stored = to_db(_db(args), info, records, summary)
+            sent = to_server(args.server, args.token, prepared.info, prepared.records)
+            return 0 if sent == 0 else 1
+        stored = to_db(_db(args), prepared.info, prepared.records, summary)
     except (TraceError, OSError) as err:
         print(f"meshscope import-trace: {err}", file=sys.stderr)
         return 2

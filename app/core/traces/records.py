@@ -42,7 +42,8 @@ class RunShape:
     microbatches: int | None = None  # default: the most forward ranges of one step
 
 
-def _event_kind(s: Span) -> str | None:
+def event_kind(s: Span) -> str | None:
+    """The probe's event kind a span is stored as, None for what has none (host time)."""
     if s.kind in ("F", "B", "W", "optim"):
         return s.kind
     if s.kind == "coll":
@@ -90,7 +91,7 @@ def rank_records(
     """The records of one rank, one per profiled step."""
     coord, cap = layout.coord(t.rank), info.events_cap()
     for st in t.steps:
-        events = [_event(s, k, st.start_us) for s in st.spans if (k := _event_kind(s))]
+        events = [_event(s, k, st.start_us) for s in st.spans if (k := event_kind(s))]
         # Over the cap (the run page's budget per step): compute first, then in time order.
         events.sort(key=lambda e: (e.kind not in ("F", "B", "W"), e.start))
         kept, dropped = events[:cap], max(len(events) - cap, 0)
