@@ -34,6 +34,9 @@ def test_gloo_traces_import_and_every_step_is_served(db, capsys):
     assert main([str(GLOO), "--run", "gloo", "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert "layout dp=2 tp=1 pp=2 order tp-pp-dp" in out and "clock offsets" in out
+    # 4 ranks x 3 steps x 2 microbatches; 2 all-reduces (weight, bias) and 2 optimizer ranges
+    # (zero_grad, step) a step: every span has a probe kind, none is left as host time.
+    assert "spans: B 24, F 24, dp 24, optim 24, pp_recv 24, pp_send 24\n" in out
     with served(db) as client:
         body = client.get("/api/runs/gloo/steps").json()
         records = body["records"]
