@@ -29,10 +29,10 @@ def action(name: str) -> tuple[str, int, int | None] | None:
 
 def phase(name: str) -> str | None:
     """F, B, optim or data for a range named after a training phase, else None."""
-    low = name.lower()
+    low = name.lower().strip("# ")  # Megatron/HTA-style "## data_load ##" markers
     if low.startswith(("optimizer.step", "optimizer.zero_grad")) or low in ("optimizer", "optim"):
         return "optim"
-    if "dataloader" in low or low.startswith(("data_load", "dataloader")):
+    if "dataloader" in low or low.startswith(("data_load", "data load", "dataload")):
         return "data"
     if "backward" in low and not low.startswith("autograd::"):
         return "B"
