@@ -11,12 +11,13 @@ one, reading more of the file whenever a value runs past the end of what was rea
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import IO
 
 CHUNK = 1 << 20  # characters read at a time
 MAX_VALUE = 64 << 20  # characters of one value: no trace event comes near it
-_WS = " \t\r\n"
+_NOT_WS = re.compile(r"[^ \t\r\n]")
 
 
 class NotATrace(ValueError):
@@ -42,10 +43,13 @@ class _Reader:
     def peek(self) -> str:
         """The next character that is not whitespace ('' at the end)."""
         while True:
-            while self.pos < len(self.buf) and self.buf[self.pos] in _WS:
-                self.pos += 1
-            if self.pos < len(self.buf) or not self._more():
-                return self.buf[self.pos : self.pos + 1]
+            found = _NOT_WS.search(self.buf, self.pos)  # in C: Kineto indents every event
+            if found:
+                self.pos = found.start()
+                return self.buf[self.pos]
+            self.pos = len(self.buf)
+            if not self._more():
+                return ""
 
     def expect(self, char: str) -> None:
         if self.peek() != char:

@@ -21,6 +21,10 @@ from typing import Any
 from app.core.traces import classify
 from app.core.traces.spans import RankTrace, Span, StepSpans, TraceError
 
+# Autograd ops closer than this are one run (they follow each other within microseconds; a
+# step's forward and optimizer keep consecutive backwards far further apart).
+AUTOGRAD_GAP_US = 50.0
+
 
 def _int(value: Any) -> int | None:
     return value if type(value) is int else None
@@ -89,12 +93,21 @@ class _Collected:
             self.steps.append((int(step[1]), start, end, thread))
         elif classify.annotation_op(name) is not None:
             self.notes.append((name, start, end, thread))
-        else:
+        elif classify.action(name) or classify.phase(name):  # not every module's range
             self.ranges.append((name, start, end, thread))
+
+    def _autograd(self, start: float, end: float) -> None:
+        """Keep the autograd engine's ops as merged runs: a backward is thousands of ops
+        run back to back on one thread, and only the hull of each step's is needed."""
+        last = self.autograd[-1] if self.autograd else None
+        if last and last[0] <= start <= last[1] + AUTOGRAD_GAP_US:
+            self.autograd[-1] = (last[0], max(last[1], end))
+        else:
+            self.autograd.append((start, end))
 
     def _cpu_op(self, name: str, args: Any, start: float, end: float, thread: tuple) -> None:
         if name.startswith("autograd::engine::evaluate_function"):
-            self.autograd.append((start, end))
+            self._autograd(start, end)
         elif name == "record_param_comms" and isinstance(args, dict):
             self.param_comms.append(_comm_span(args, start, end))
         elif name in ("c10d::send", "c10d::recv_") and isinstance(args, dict):
@@ -151,7 +164,9 @@ def _compute(c: _Collected, main: tuple) -> list[Span]:
             out.append(Span(kind, start, end, op=name))
     out.sort(key=lambda s: (s.start_us, -s.end_us))
     kept: list[Span] = []
-    for s in out:  # drop a range inside an earlier one of the same kind (DDP.forward in forward)
+    # Drop a range inside an earlier one of the same kind (DDP.forward in "## forward ##");
+    # ranges of one kind nest a few deep, so the last few kept are enough to look at.
+    for s in out:
         if not any(k.kind == s.kind and k.start_us <= s.start_us and s.end_us <= k.end_us
                    for k in kept[-8:]):  # fmt: skip
             kept.append(s)
