@@ -2,18 +2,25 @@
 
 A real server starts in its own process (uvicorn on 127.0.0.1, a free port; settings from
 the MESHSCOPE_ environment, as in production). /healthz is polled every 20 ms, first idle,
-then while 4 heavy requests are fired at once; each heavy body is read to its end as sent
+then while 4 heavy requests are fired at once, each from its own loopback address (4
+clients, as the per-address share sees them); each heavy body is read to its end as sent
 (gzip, as a browser asks). Printed side by side: healthz p50/p99 idle and under load, the
 server's peak RSS (VmHWM), and each heavy request's status, bytes and seconds. Beside
 healthz (a sync route, so each answer hops to the thread pool), a cached /api/scenario is
 polled too: an async route answered on the event loop, i.e. the loop's own latency.
 
-    python bench/bench_heavy.py [--mix traces|mixed|both] [--idle-s 3]
+    python bench/bench_heavy.py [--mix traces|mixed|admitted|misses|all] [--idle-s 3]
+                                [--app-root OTHER_CHECKOUT]
 
 Heavy sets: ``traces`` is 4 x /api/trace at the Scenario's bound (p=64, m=512, v=4: 393k
 actions, ~190 MB of JSON); ``mixed`` is one trace, the flow page and /api/flow of the biggest
 zb-h1 (p=32, m=4096) and the biggest plan the default bound allows (3,768 candidates).
-Target (issue 13 item 6): healthz p99 <= 50 ms under load, server RSS <= 1 GB.
+``admitted`` (issue 26) is a compare of 4 scenarios at the bound, a scenario miss at the
+bound, the biggest page of /api/runs/{run}/steps and the widest /analysis of a stored run
+(pp=8, 900 micro-batches, 10 steps: ~7,200 events per record, near the per-record cap);
+``misses`` is 4 different scenario misses at the bound. ``--app-root`` serves another
+checkout (e.g. a ``git worktree`` of an older commit) for before/after figures.
+Target (issue 13 item 6, issue 26 item 2): healthz p99 <= 50 ms under load, RSS <= 1 GB.
 """
 
 from __future__ import annotations
@@ -28,19 +35,40 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "live"))  # the probe-shaped records of the tests
+TOKEN = "bench-heavy-token-" + "x" * 16
+TARGET_P99_MS, TARGET_RSS_MB = 50.0, 1024.0
 TRACE = ("/api/trace?schedule=interleaved&pp=64&microbatches=512&virtual_stages=4"
          "&layers=256&hidden=4096&heads=32&f_time=1&b_time=1&p2p_time=0.1")  # fmt: skip
 ZB = "schedule=zb-h1&pp=32&microbatches=4096&f_time=1&b_time=1&w_time=0.5"
 PLAN = "/api/plan?model=gpt3-175b&hardware=a100-80g&gpus=6144&global_batch=1536"
 # An async route answered on the event loop (a cached scenario): the loop's own latency.
 LOOP_PROBE = "/api/scenario"
+BIGGEST = ("schedule=interleaved&pp=64&microbatches=512&virtual_stages=4&layers=256"
+           "&hidden=4096&heads=32&f_time=1&b_time=1")  # fmt: skip
+
+
+def miss(i: int) -> str:
+    return f"/api/scenario?{BIGGEST}&p2p_time=0.1{i}"  # each its own cache key: a miss
+
+
+COMPARE = "/api/compare?" + "&".join(f"s={quote(BIGGEST + f'&p2p_time=0.2{i}')}" for i in range(4))
+RUN = "bench"
 MIXES = {
     "traces": [TRACE] * 4,
     "mixed": [TRACE, f"/flow?{ZB}", f"/api/flow?{ZB}", PLAN],
+    "admitted": [
+        COMPARE,
+        miss(9),
+        f"/api/runs/{RUN}/steps?since=-1&limit=20000",
+        f"/api/runs/{RUN}/analysis?window=50",
+    ],  # fmt: skip
+    "misses": [miss(i) for i in range(4)],
 }
 
 
@@ -60,12 +88,13 @@ def status_kib(pid: int, key: str) -> int:
 class Server:
     """uvicorn --factory app.main:create_app in a subprocess, stopped by its own PID."""
 
-    def __init__(self, db: Path) -> None:
+    def __init__(self, db: Path, root: Path = ROOT) -> None:
         self.port = free_port()
-        env = dict(os.environ, MESHSCOPE_DB=str(db), PYTHONPATH=str(ROOT))
+        env = dict(os.environ, MESHSCOPE_DB=str(db), PYTHONPATH=str(root),
+                   MESHSCOPE_INGEST_TOKEN=TOKEN)  # fmt: skip
         cmd = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app", "--host",
                "127.0.0.1", "--port", str(self.port), "--log-level", "warning"]  # fmt: skip
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL)
         self.base = f"http://127.0.0.1:{self.port}"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -96,9 +125,12 @@ def poll(base: str, stop: threading.Event, out: list[float], path: str = "/healt
             stop.wait(0.02)
 
 
-def heavy(base: str, path: str, out: dict) -> None:
+def heavy(base: str, path: str, out: dict, source: str = "127.0.0.1") -> None:
     t0, size = time.perf_counter(), 0
-    with httpx.Client(base_url=base, timeout=600) as client, client.stream("GET", path) as res:
+    # From its own loopback address: another client, as the server's per-address share sees it.
+    transport = httpx.HTTPTransport(local_address=source)
+    with httpx.Client(base_url=base, timeout=600, transport=transport) as client, \
+            client.stream("GET", path) as res:  # fmt: skip
         for piece in res.iter_raw():  # as sent (gzip): no client-side decompression cost
             size += len(piece)
         out.update(status=res.status_code, bytes=size, seconds=time.perf_counter() - t0,
@@ -140,8 +172,8 @@ def run_mix(server: Server, name: str, idle_s: float) -> dict[str, float]:
     stop, peak = threading.Event(), [0]
     threads, loaded, loaded_loop = pollers(server.base, stop)
     threads.append(threading.Thread(target=sample_rss, args=(server.proc.pid, stop, peak)))
-    workers = [threading.Thread(target=heavy, args=(server.base, p, r))
-               for p, r in zip(MIXES[name], results, strict=True)]  # fmt: skip
+    workers = [threading.Thread(target=heavy, args=(server.base, p, r, f"127.0.0.{10 + i}"))
+               for i, (p, r) in enumerate(zip(MIXES[name], results, strict=True))]  # fmt: skip
     for t in threads + workers:
         t.start()
     t0 = time.perf_counter()
@@ -160,6 +192,10 @@ def run_mix(server: Server, name: str, idle_s: float) -> dict[str, float]:
     print(f"{'loop probe p50 (ms)':24}{ms(idle_loop, 50):>10.1f}{ms(loaded_loop, 50):>12.1f}")
     print(f"{'loop probe p99 (ms)':24}{ms(idle_loop, 99):>10.1f}{ms(loaded_loop, 99):>12.1f}")
     print(f"{'server RSS (MB)':24}{base_rss / 1024:>10.0f}{peak[0] / 1024:>12.0f}  (peak sampled)")
+    p99, rss = ms(loaded, 99), peak[0] / 1024
+    print(f"target: healthz p99 <= {TARGET_P99_MS:.0f} ms: {p99:.1f} ms "
+          f"({'met' if p99 <= TARGET_P99_MS else 'MISSED'}); RSS <= {TARGET_RSS_MB:.0f} MB: "
+          f"{rss:.0f} MB ({'met' if rss <= TARGET_RSS_MB else 'MISSED'})")  # fmt: skip
     for path, r in zip(MIXES[name], results, strict=True):
         extra = f" retry-after {r['retry_after']}" if r.get("retry_after") else ""
         print(f"  {r.get('status')} {r.get('bytes', 0) / 1e6:7.1f} MB {r.get('seconds', 0):5.1f} s"
@@ -167,15 +203,39 @@ def run_mix(server: Server, name: str, idle_s: float) -> dict[str, float]:
     return {"healthz_p99_ms": ms(loaded, 99), "peak_rss_mb": peak[0] / 1024}
 
 
+def ingest_run(server: Server) -> None:
+    """A stored run for /steps and /analysis: pp=8, 900 micro-batches (each record ~7,200
+    events, under its cap of 60,000 / 8), 10 steps, sent as the probe sends them."""
+    from support import hello, record_frame, records, run_info
+    from websockets.sync.client import connect
+
+    info = run_info(RUN, pp=8, steps=10, m=900)
+    url = f"ws://127.0.0.1:{server.port}/ws/ingest"
+    steps = [records(info, step) for step in range(info.steps)]
+    for rank in range(info.world_size):
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        with connect(url, additional_headers=auth, max_size=None) as ws:
+            ws.send(hello(info, rank))
+            assert '"ack"' in ws.recv(), "hello refused"
+            for step in steps:
+                ws.send(record_frame(step[rank]))
+                assert '"ack"' in ws.recv(), "record refused"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mix", choices=[*MIXES, "both"], default="both")
+    ap.add_argument("--mix", choices=[*MIXES, "all"], default="admitted")
     ap.add_argument("--idle-s", type=float, default=3.0)
+    ap.add_argument("--app-root", type=Path, default=ROOT, help="the checkout to serve")
     args = ap.parse_args()
+    names = list(MIXES) if args.mix == "all" else [args.mix]
     with tempfile.TemporaryDirectory() as tmp:
-        server = Server(Path(tmp) / "bench.sqlite3")
+        server = Server(Path(tmp) / "bench.sqlite3", args.app_root.resolve())
         try:
-            for name in MIXES if args.mix == "both" else [args.mix]:
+            if "admitted" in names:
+                ingest_run(server)
+            print(f"serving {args.app_root.resolve()}")
+            for name in names:
                 run_mix(server, name, args.idle_s)
             print(f"\nserver peak RSS over the whole run (VmHWM): "
                   f"{status_kib(server.proc.pid, 'VmHWM') / 1024:.0f} MB")  # fmt: skip

@@ -6,10 +6,17 @@ A pure ASGI middleware, so nothing is read before the check: a declared Content-
 arrives and refused the moment it passes the cap. Refusing mid-body raises ``TooLarge``, an
 HTTPException, from ``receive``: FastAPI lets HTTPExceptions out of its body parsing as they
 are, so the app's own handler answers 413.
+
+The body must also arrive in time: each read of it waits at most ``timeout_s`` (408 past it;
+reads after its last part, a streamed answer's wait for the disconnect, are not timed). A
+head sent whole and a body trickled, or never sent, would otherwise hold its connection (and
+a task) for as long as the client liked: the slowloris of bodies, past the header-read
+timeout of app/api/connections.py.
 """
 
 from __future__ import annotations
 
+import anyio
 from fastapi import FastAPI, HTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -20,9 +27,14 @@ class TooLarge(HTTPException):
         super().__init__(413, f"the request body is larger than {max_bytes} bytes")
 
 
+class TooSlow(HTTPException):
+    def __init__(self, timeout_s: float) -> None:
+        super().__init__(408, f"the request body did not arrive within {timeout_s:g} s")
+
+
 class BodyLimit:
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app, self.max_bytes = app, max_bytes
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float = 60.0) -> None:
+        self.app, self.max_bytes, self.timeout_s = app, max_bytes, timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -38,15 +50,22 @@ class BodyLimit:
         await self.app(scope, self._counting(receive), send)
 
     def _counting(self, receive: Receive) -> Receive:
-        seen = 0
+        seen, whole = 0, False
 
         async def counted() -> Message:
-            nonlocal seen
-            message = await receive()
+            nonlocal seen, whole
+            if whole:  # past the body: a wait for the disconnect, as long as the answer
+                return await receive()
+            try:
+                with anyio.fail_after(self.timeout_s):
+                    message = await receive()
+            except TimeoutError:
+                raise TooSlow(self.timeout_s) from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
                     raise TooLarge(self.max_bytes)
+                whole = not message.get("more_body", False)
             return message
 
         return counted
@@ -62,5 +81,5 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-def install(app: FastAPI, max_bytes: int) -> None:
-    app.add_middleware(BodyLimit, max_bytes=max_bytes)
+def install(app: FastAPI, max_bytes: int, timeout_s: float = 60.0) -> None:
+    app.add_middleware(BodyLimit, max_bytes=max_bytes, timeout_s=timeout_s)

@@ -14,7 +14,8 @@ byte every 5 s held the connection cap, and 0 of 20 real requests were served).
 - a per-address limit: one address holds at most ``per_client`` HTTP connections (a
   websocket stops counting once upgraded); the next is answered 503 and closed at once;
 - a reserve: connections still waiting for a head may fill at most the cap minus
-  ``reserve``. A new connection past that closes the oldest one still waiting, so however
+  ``reserve``. A new connection past that closes the oldest one still waiting (if it has
+  waited a while: ``min_wait_s``), so however
   many sockets trickle, a client that sends its request at once (a probe of /healthz, a
   page) is accepted and served. A connection serving a request is never closed for this.
 
@@ -41,6 +42,12 @@ class ConnectionBounds:
     per_client: int
     reserve: int
 
+    @property
+    def min_wait_s(self) -> float:
+        """How long a connection waits for its head before it may be closed to make room: a
+        real client's head follows its connect within a round trip."""
+        return min(1.0, self.header_timeout_s / 4)
+
 
 def reserve_for(cap: int) -> int:
     """Connections kept for clients that send their request at once: an eighth of the cap,
@@ -53,7 +60,7 @@ class _Table:
     """One server's connections by address, and those waiting for a head, oldest first."""
 
     by_client: dict[str, int] = field(default_factory=dict)
-    waiting: OrderedDict[Any, None] = field(default_factory=OrderedDict)
+    waiting: OrderedDict[Any, float] = field(default_factory=OrderedDict)  # -> since
 
 
 def guarded_protocol(base: type[asyncio.Protocol], bounds: ConnectionBounds) -> type:
@@ -119,17 +126,22 @@ def guarded_protocol(base: type[asyncio.Protocol], bounds: ConnectionBounds) -> 
 
         def _make_room(self) -> None:
             """Close the oldest connections waiting for a head while they fill the room
-            they may use: the cap less the reserve."""
+            they may use (the cap less the reserve), if they have waited at least
+            ``min_wait_s``: a burst of connections is accepted before any of their heads is
+            read, and those must not close each other."""
             room = max(1, (self.limit_concurrency or 1 << 30) - bounds.reserve)
+            since = self.loop.time() - bounds.min_wait_s
             while len(table.waiting) >= room:
-                oldest, _ = table.waiting.popitem(last=False)
+                oldest, made = next(iter(table.waiting.items()))
+                if made > since:
+                    break  # none waited long: the cap refuses the newcomer if it must
                 LOG.warning(EVICT_MESSAGE)
                 oldest._close_waiting()
 
         def _await_head(self) -> None:
             self._make_room()
             self._armed_cycle = self.cycle
-            table.waiting[self] = None
+            table.waiting[self] = self.loop.time()
             self._head_timer = self.loop.call_later(bounds.header_timeout_s, self._head_late)
 
         def _stop_waiting(self) -> None:

@@ -10,7 +10,10 @@ run, its stored RunInfo), so it is known before the work starts (issue 26 item 2
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import ValidationError
 
 from app.core.inputs.protocol import MAX_STEP_EVENTS, RunInfo
 from app.core.inputs.scenario import MAX_SIMULATED_ACTIONS, Scenario
@@ -27,6 +30,17 @@ EVENTS_UNIT = STEPS_PAGE_EVENTS + MAX_STEP_EVENTS
 def scenario(s: Scenario) -> float:
     """One evaluate: its simulated chunk-microbatches over the biggest allowed."""
     return s.pp * s.microbatches * s.chunks / SCENARIO_UNIT
+
+
+def query(params: Mapping[str, str], cache: Any) -> float:
+    """A page's scenario, from its query: none when it is invalid (refused before any work)
+    or already kept in the app's ScenarioCache (``cache``), else as ``scenario``."""
+    raw = {k: v for k, v in params.items() if k in Scenario.model_fields}
+    try:
+        s = Scenario.model_validate(raw)
+    except ValidationError:
+        return 0.0
+    return 0.0 if cache.kept(s) is not None else scenario(s)
 
 
 def scenarios(members: Iterable[Scenario]) -> float:

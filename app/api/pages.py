@@ -19,7 +19,7 @@ from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
 from app import i18n
-from app.api import controls, limits
+from app.api import controls, costs, limits
 from app.api.page_data import errors_by_field, reason_text, respond
 from app.core.inputs.scenario import Scenario, ScenarioError
 from app.core.layout import orders
@@ -191,8 +191,12 @@ def make_router() -> APIRouter:
         )  # fmt: skip
 
     @router.get("/", response_class=HTMLResponse)
-    def overview(request: Request, run: EvaluatorDep) -> HTMLResponse:
-        return render("overview", request, run)
+    async def overview(request: Request, run: EvaluatorDep) -> HTMLResponse:
+        # A scenario not yet kept is evaluated here: under admission by its cost (issue 26).
+        cost = costs.query(request.query_params, request.app.state.scenario_cache)
+        return await limits.heavy(request).run_estimated(
+            render, "overview", request, run, cost=cost
+        )
 
     @router.get("/flow", response_class=HTMLResponse)
     async def flow_page(request: Request, run: EvaluatorDep) -> HTMLResponse:

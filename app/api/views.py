@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import StreamingResponse
 
+from app.api import costs
 from app.api.json_chunks import json_pieces
 from app.api.limits import Admission, heavy
 from app.core.inputs.scenario import Scenario
@@ -48,10 +49,17 @@ async def get_flow(
 @router.get(
     "/api/orders",
     summary="For every rank order: how many nodes one group of each axis spans",
-    responses=INVALID,
+    responses={**INVALID, **BUSY},
 )
-def get_orders(scenario: ScenarioQuery, request: Request) -> dict[str, Any]:
-    # Light (a layout's group spans), so it stays a plain sync route on the thread pool.
-    lay = request.app.state.scenario_cache.model(scenario)["layout"]
+async def get_orders(scenario: ScenarioQuery, request: Request, limiter: Limiter) -> dict[str, Any]:
+    # Light once the scenario is kept (a layout's group spans); a scenario not yet kept is
+    # evaluated first, under admission by its cost (issue 26).
+    cache = request.app.state.scenario_cache
+    cost = 0.0 if cache.kept(scenario) is not None else costs.scenario(scenario)
+    return await limiter.run_estimated(_orders, cache, scenario, cost=cost)
+
+
+def _orders(cache: Any, scenario: Scenario) -> dict[str, Any]:
+    lay = cache.model(scenario)["layout"]
     sizes = lay["sizes"]
     return {"orders": orders.compare(sizes["dp"], sizes["tp"], sizes["pp"], lay["gpus_per_node"])}

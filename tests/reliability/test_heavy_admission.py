@@ -112,3 +112,13 @@ def test_every_body_has_a_cap(client):
     assert streamed.status_code == 413
     small = client.post(url, json={"name": "x"})  # under the cap: validated as before
     assert small.status_code == 422
+
+
+@pytest.mark.parametrize("route", ["/", "/api/orders"])
+def test_routes_that_evaluate_a_scenario_not_yet_kept_are_admitted(client, route):
+    with _Held(client):
+        assert client.get(f"{route}?{BIG}").status_code == 429
+        assert client.get(f"{route}?{SMALL}").status_code == 200  # light: no slot
+    assert client.get(f"{route}?{BIG}").status_code == 200
+    with _Held(client):
+        assert client.get(f"{route}?{BIG}").status_code == 200  # kept now: no slot

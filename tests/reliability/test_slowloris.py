@@ -15,7 +15,7 @@ import urllib.request
 
 import pytest
 import uvicorn
-from support import ROOT, TOKEN, free_port, wait_until
+from support import ROOT, TOKEN, ServerThread, free_port, wait_until
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from app.api.connections import ConnectionBounds, guarded_protocol
@@ -24,6 +24,8 @@ from app.main import create_app
 from app.settings import Settings
 
 pytestmark = pytest.mark.timeout(90)
+SLOW_BODY = (b"POST /api/hardware/validate HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+             b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{")  # fmt: skip
 PARTIAL = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
 
 
@@ -90,6 +92,7 @@ def test_a_flood_at_the_cap_leaves_healthz_and_normal_requests_served(tmp_path):
         # fix every request then got 503 (or waited in the kernel's queue) while they stayed.
         for i in range(3, 11):
             flood += [_slow(port, f"127.0.0.{i}") for _ in range(8)]
+        time.sleep(1.5)  # a flood lasts: its sockets have waited past min_wait_s (1 s)
         served = [_status(base, p) for p in ["/healthz", "/api/hardware"] * 10]
         assert served == [200] * 20
         alive = [s for s in flood if not _closed_by_server(s, 0.01)]
@@ -170,3 +173,33 @@ def test_an_idle_kept_alive_connection_closes(guarded_server):
         assert _closed_by_server(sock, 10)
     finally:
         sock.close()
+
+
+def test_a_body_that_never_comes_is_answered_408(tmp_path):
+    # The head whole, the body never: past the header timeout, this held the connection
+    # (and a task) for as long as the client liked.
+    settings = Settings(db=tmp_path / "m.sqlite3", ingest_token=TOKEN, header_timeout_s=1)
+    with ServerThread(create_app(settings)) as server:
+        sock = socket.create_connection(("127.0.0.1", server.port))
+        try:
+            sock.sendall(SLOW_BODY)
+            sock.settimeout(20)
+            assert sock.recv(64).startswith(b"HTTP/1.1 408")
+        finally:
+            sock.close()
+
+
+def test_a_streamed_answer_outlasts_the_body_timeout(tmp_path):
+    # The body timeout is for the body only: a streamed answer read for longer than it (its
+    # wait for the client's disconnect is a receive too) still ends whole.
+    settings = Settings(db=tmp_path / "m.sqlite3", ingest_token=TOKEN, header_timeout_s=1)
+    url = "/api/trace?pp=8&microbatches=128&f_time=1&b_time=1"
+    with ServerThread(create_app(settings)) as server:
+        with urllib.request.urlopen(server.base + url, timeout=30) as res:
+            size, t0 = 0, time.monotonic()
+            while piece := res.read(1 << 16):
+                size += len(piece)
+                if time.monotonic() - t0 < 2:
+                    time.sleep(0.1)  # read slowly, past the 1 s bound
+            assert res.status == 200 and size > 1 << 20
+        assert server.app.state.heavy.running == 0
