@@ -45,6 +45,7 @@ def _serve_claimed(settings: Settings, held: Claim) -> int:
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
     from app import fd_limit, log_limit
+    from app.api import connections
     from app.api.hardware import HardwareProfileFileError
     from app.main import create_app
 
@@ -69,10 +70,17 @@ def _serve_claimed(settings: Settings, held: Claim) -> int:
     budget = fd_limit.fd_budget()
     print(f"meshscope: open-file limit {budget.soft} (was {budget.before}, hard "
           f"{budget.hard}); at most {budget.cap} connections at once", flush=True)  # fmt: skip
+    # Slow clients cannot hoard connections (app/api/connections.py): a header-read timeout,
+    # a per-address limit and a reserve for clients that send their request at once; idle
+    # kept-alive connections close after keep_alive_s (uvicorn's own timeout).
+    bounds = connections.ConnectionBounds(
+        settings.header_timeout_s, settings.client_connections, connections.reserve_for(budget.cap)
+    )
+    http = connections.guarded_protocol(fd_limit.capped_protocol(AutoHTTPProtocol), bounds)
     uvicorn.run(
         app, host=settings.host, port=settings.port, log_level="info",
         log_config=log_limit.uvicorn_log_config(budget.explanations(10.0), 10.0),
-        limit_concurrency=budget.cap, http=fd_limit.capped_protocol(AutoHTTPProtocol),
+        limit_concurrency=budget.cap, http=http, timeout_keep_alive=settings.keep_alive_s,
     )  # fmt: skip
     return 0
 
