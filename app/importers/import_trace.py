@@ -31,7 +31,7 @@ from app.core.traces import (
     infer_layout,
     label_run,
 )
-from app.core.traces.records import event_kind
+from app.core.traces.records import event_kind, first_step
 from app.importers.trace_files import read_traces, trace_paths
 from app.importers.trace_store import to_db, to_server
 
@@ -71,6 +71,7 @@ class Prepared:
     alignment: Alignment
     layout: Layout
     kinds: Counter  # spans by what they became: F, B, tp, dp, pp_send, ... or unstored
+    first_step: int  # the ProfilerStep number stored as step 0
 
 
 def _kinds(labelled) -> Counter:
@@ -93,7 +94,8 @@ def prepare(args: argparse.Namespace) -> Prepared:
     shape = RunShape(args.run, args.schedule, args.microbatches)
     try:
         info, records = build_run(labelled, layout, alignment, shape)
-        return Prepared(info, list(records), alignment, layout, _kinds(labelled))
+        kinds, first = _kinds(labelled), first_step(labelled)
+        return Prepared(info, list(records), alignment, layout, kinds, first)
     except ValidationError as err:  # a run name or schedule the protocol refuses
         where = ".".join(str(p) for p in err.errors()[0]["loc"])
         raise TraceError(f"{where}: {err.errors()[0]['msg']}") from err
@@ -105,7 +107,7 @@ def report(p: Prepared) -> str:
     lines = [
         f"meshscope import-trace: run {info.run}: {len(ranks)} rank file(s), "
         f"{len(p.records)} rank-step record(s); layout dp={info.dp} tp={info.tp} pp={info.pp} "
-        f"order {info.order}",
+        f"order {info.order}; ProfilerStep#{p.first_step} is step 0",
         "  spans: " + ", ".join(f"{k} {n}" for k, n in sorted(p.kinds.items())),
         f"  clock offsets (ms, against rank {ranks[0]}): "
         + ", ".join(f"rank {r}: {alignment.offsets_us[r] / 1e3:+.3f}" for r in ranks),

@@ -33,7 +33,7 @@ def served(db: Path):
 def test_gloo_traces_import_and_every_step_is_served(db, capsys):
     assert main([str(GLOO), "--run", "gloo", "--db", str(db)]) == 0
     out = capsys.readouterr().out
-    assert "layout dp=2 tp=1 pp=2 order tp-pp-dp" in out and "clock offsets" in out
+    assert "layout dp=2 tp=1 pp=2 order tp-pp-dp; ProfilerStep#1 is step 0" in out
     # 4 ranks x 3 steps x 2 microbatches; 2 all-reduces (weight, bias) and 2 optimizer ranges
     # (zero_grad, step) a step: every span has a probe kind, none is left as host time.
     assert "spans: B 24, F 24, dp 24, optim 24, pp_recv 24, pp_send 24\n" in out
@@ -41,7 +41,7 @@ def test_gloo_traces_import_and_every_step_is_served(db, capsys):
         body = client.get("/api/runs/gloo/steps").json()
         records = body["records"]
         assert sorted({(r["rank"], r["step"]) for r in records}) == [
-            (rank, step) for rank in range(4) for step in (1, 2, 3)
+            (rank, step) for rank in range(4) for step in (0, 1, 2)
         ]
         for r in records:
             kinds = {e["kind"] for e in r["events"]}
@@ -51,10 +51,11 @@ def test_gloo_traces_import_and_every_step_is_served(db, capsys):
             assert peers == {r["rank"] ^ 1}  # the other stage of its own pipeline
         run = client.get("/api/runs/gloo").json()
         assert (run["info"]["dp"], run["info"]["pp"], run["info"]["microbatches"]) == (2, 2, 2)
-        assert run["status"] != "failed"
+        assert run["info"]["steps"] == 3 and run["records"]["expected"] == 12
+        assert run["status"] == "done"
         # The measured views take the imported run unchanged: the step's analysis (bubble by
         # cause, replay, prediction) answers.
-        analysis = client.get("/api/runs/gloo/analysis?step=3")
+        analysis = client.get("/api/runs/gloo/analysis?step=2")
         assert analysis.status_code == 200, analysis.text
 
 
@@ -71,7 +72,8 @@ def test_the_published_nccl_trace_imports_as_a_dp_run(db):
     assert cli_main(["import-trace", str(path), "--run", "hta-ddp", "--db", str(db)]) == 0
     with served(db) as client:
         records = client.get("/api/runs/hta-ddp/steps").json()["records"]
-        assert [r["step"] for r in records] == [4, 5, 6] and {r["rank"] for r in records} == {0}
+        # ProfilerStep#4..6 (the profiler's wait and warm-up were 0..3) are steps 0..2.
+        assert [r["step"] for r in records] == [0, 1, 2] and {r["rank"] for r in records} == {0}
         for r in records:
             counts = {k: sum(e["kind"] == k for e in r["events"]) for k in ("F", "B", "dp")}
             assert counts == {"F": 1, "B": 1, "dp": 7}  # 5 all-reduces and 2 broadcasts

@@ -26,7 +26,7 @@ def test_an_import_sent_to_a_server_is_stored_and_served(tmp_path, capsys):
         assert "layout dp=2 tp=1 pp=2" in capsys.readouterr().out
         steps = get_json(server.base, "/api/runs/sent/steps")["records"]
         assert sorted((r["rank"], r["step"]) for r in steps) == [
-            (rank, step) for rank in range(4) for step in (1, 2, 3)
+            (rank, step) for rank in range(4) for step in (0, 1, 2)
         ]
         # Every rank said it ended: the run finishes instead of waiting for more records.
         assert wait_until(lambda: get_json(server.base, "/api/runs/sent")["status"] == "done")

@@ -53,13 +53,20 @@ def event_kind(s: Span) -> str | None:
     return None
 
 
+def first_step(traces: Sequence[RankTrace]) -> int:
+    """The first profiled step of any rank: stored as step 0. ProfilerStep#N counts from the
+    profiler's start (its wait and warm-up steps included), not from the training loop's, so
+    the run's steps are the profiled window, numbered alike on every rank."""
+    return min(st.step for t in traces for st in t.steps)
+
+
 def run_info(traces: Sequence[RankTrace], layout: Layout, shape: RunShape) -> RunInfo:
     forwards = [sum(s.kind == "F" for s in st.spans) for t in traces for st in t.steps]
     info = RunInfo(
         run=shape.run, dp=layout.dp, tp=layout.tp, pp=layout.pp, order="-".join(layout.order),
         gpus_per_node=layout.gpus_per_node, schedule=shape.schedule or "1f1b",
         microbatches=shape.microbatches or max(max(forwards, default=1), 1), virtual_stages=1,
-        steps=1 + max((st.step for t in traces for st in t.steps), default=0),
+        steps=1 + max(st.step for t in traces for st in t.steps) - first_step(traces),
         dtype=traces[0].dtype, device=traces[0].device, model=NOMINAL_MODEL,
     )  # fmt: skip
     problem = oversize(info)
@@ -86,9 +93,9 @@ def _event(s: Span, kind: str, step_start_us: float) -> ProbeEvent:
 
 
 def rank_records(
-    t: RankTrace, layout: Layout, info: RunInfo, offset_us: float, shift_us: float
+    t: RankTrace, layout: Layout, info: RunInfo, offset_us: float, shift_us: float, first: int
 ) -> Iterator[ProbeRecord]:
-    """The records of one rank, one per profiled step."""
+    """The records of one rank, one per profiled step (ProfilerStep#first is step 0)."""
     coord, cap = layout.coord(t.rank), info.events_cap()
     for st in t.steps:
         events = [_event(s, k, st.start_us) for s in st.spans if (k := event_kind(s))]
@@ -97,7 +104,7 @@ def rank_records(
         kept, dropped = events[:cap], max(len(events) - cap, 0)
         yield ProbeRecord(
             run=info.run, rank=t.rank, coord={"dp": coord.dp, "pp": coord.pp, "tp": coord.tp},
-            node=layout.node(t.rank), step=st.step, attempt=0,
+            node=layout.node(t.rank), step=st.step - first, attempt=0,
             t0=(st.start_us - offset_us + shift_us) / 1e6,
             events=sorted(kept, key=lambda e: e.start), dropped_events=dropped,
         )  # fmt: skip
@@ -108,10 +115,10 @@ def build_run(
 ) -> tuple[RunInfo, Iterator[ProbeRecord]]:
     """The run's info, and its records made one rank at a time as they are consumed."""
     info = run_info(traces, layout, shape)
-    shift = _shift_us(traces, alignment)
+    shift, first = _shift_us(traces, alignment), first_step(traces)
 
     def records() -> Iterator[ProbeRecord]:
         for t in traces:
-            yield from rank_records(t, layout, info, alignment.offsets_us[t.rank], shift)
+            yield from rank_records(t, layout, info, alignment.offsets_us[t.rank], shift, first)
 
     return info, records()
