@@ -67,6 +67,14 @@ def test_a_second_import_of_the_same_files_stores_nothing_new(db, capsys):
         assert conn.execute("SELECT COUNT(*) FROM steps WHERE run = 'gloo'").fetchone() == (12,)
 
 
+def test_a_layout_given_in_part_takes_dp_from_the_world(db, capsys):
+    # --pp 2 alone: dp is the 4 ranks over pp, and the order given places pp fastest.
+    assert (
+        main([str(GLOO), "--run", "part", "--db", str(db), "--pp", "2", "--order", "pp-dp-tp"]) == 0
+    )
+    assert "layout dp=2 tp=1 pp=2 order pp-dp-tp" in capsys.readouterr().out
+
+
 def test_the_published_nccl_trace_imports_as_a_dp_run(db):
     path = TRACES / "hta" / "nccl_data.json.gz"
     assert cli_main(["import-trace", str(path), "--run", "hta-ddp", "--db", str(db)]) == 0
