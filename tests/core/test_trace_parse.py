@@ -39,6 +39,17 @@ def test_nccl_ddp_trace_gives_steps_phases_and_grouped_collectives():
     assert t.groups == frozenset({(0, 1)})
 
 
+def test_a_device_collective_is_exposed_only_where_no_compute_kernel_ran():
+    t = parse_rank(load("hta/nccl_data.json.gz"), "nccl_data")
+    for step in t.steps:
+        colls = [s for s in step.spans if s.kind == "coll"]
+        full = sum(s.end_us - s.start_us for s in colls)
+        exposed = sum(b - a for s in colls for a, b in s.exposed)
+        assert all(s.start_us <= a < b <= s.end_us for s in colls for a, b in s.exposed)
+        # DDP's all-reduces run beside the backward's kernels: part of them is hidden.
+        assert 0 < exposed < full
+
+
 def test_gloo_trace_gives_named_actions_peers_and_process_groups():
     t = parse_rank(load("gloo_dp2_pp2/rank1_trace.json.gz"), "rank1")
     assert (t.rank, t.world, t.device) == (1, 4, "cpu")

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from app.core.traces import classify
+from app.core.traces import classify, intervals
 from app.core.traces.spans import RankTrace, Span, StepSpans, TraceError
 
 # Autograd ops closer than this are one run (they follow each other within microseconds; a
@@ -64,6 +64,8 @@ class _Collected:
         self.param_comms: list[Span] = []
         self.p2p_peers: dict[tuple, list[int | None]] = defaultdict(list)
         self.cuda = False
+        self.busy: list[tuple[float, float]] = []
+        self._compact_at = 4096
         self.dtype: str | None = None  # of the first collective that names one
 
     def add(self, e: dict) -> None:
@@ -82,6 +84,8 @@ class _Collected:
             self.cuda = True
             if isinstance(args, dict) and "Collective name" in args:
                 self.kernels.append(_comm_span(args, start, end))
+            else:
+                self._busy(start, end)
         elif cat == "user_annotation":
             self._annotation(name, start, end, thread)
         elif cat == "cpu_op":
@@ -95,6 +99,14 @@ class _Collected:
             self.notes.append((name, start, end, thread))
         elif classify.action(name) or classify.phase(name):  # not every module's range
             self.ranges.append((name, start, end, thread))
+
+    def _busy(self, start: float, end: float) -> None:
+        """Compute kernels, kept as their union (compacted as they come, so a million
+        kernels hold a few thousand intervals): what hides a collective's time."""
+        self.busy.append((start, end))
+        if len(self.busy) >= 2 * self._compact_at:
+            self.busy = intervals.union(self.busy)
+            self._compact_at = max(len(self.busy), 4096)
 
     def _autograd(self, start: float, end: float) -> None:
         """Keep the autograd engine's ops as merged runs: a backward is thousands of ops
@@ -127,7 +139,12 @@ def _comm_span(args: dict, start: float, end: float) -> Span:
 def _comms(c: _Collected, rank: int) -> list[Span]:
     """The collective spans from the best source the trace has (module docstring)."""
     if c.kernels:
-        found = c.kernels
+        # On the device, the part of a collective that compute kernels overlapped cost the
+        # step nothing (DDP's bucketed all-reduce under the backward): only the rest is
+        # exposed communication.
+        busy = intervals.union(c.busy)
+        found = [replace(k, exposed=tuple(intervals.uncovered(k.start_us, k.end_us, busy)))
+                 for k in c.kernels]  # fmt: skip
     elif c.notes:
         found, seen = [], Counter()
         for name, start, end, thread in c.notes:
@@ -147,7 +164,7 @@ def _comms(c: _Collected, rank: int) -> list[Span]:
         peer = s.peer
         if peer is None and kind != "coll" and s.group and len(s.group) == 2 and rank in s.group:
             peer = s.group[0] if s.group[1] == rank else s.group[1]
-        out.append(Span(kind, s.start_us, s.end_us, op=s.op, group=s.group, peer=peer))
+        out.append(replace(s, kind=kind, peer=peer))
     return out
 
 
@@ -240,11 +257,15 @@ def _steps(c: _Collected, rank: int, base_us: float) -> list[StepSpans]:
         if not any(s.kind == "B" for s in mine):
             hull = _autograd_hull(c, start, end)
             mine += [hull] if hull else []
-        mine = [replace(s, start_us=s.start_us + base_us, end_us=s.end_us + base_us)
-                for s in _numbered(sorted(mine, key=_by_start))]  # fmt: skip
+        mine = [_shifted(s, base_us) for s in _numbered(sorted(mine, key=_by_start))]
         out.append(StepSpans(number, start + base_us, end + base_us, tuple(mine)))
         i = j
     return out
+
+
+def _shifted(s: Span, base_us: float) -> Span:
+    exposed = s.exposed and tuple((a + base_us, b + base_us) for a, b in s.exposed)
+    return replace(s, start_us=s.start_us + base_us, end_us=s.end_us + base_us, exposed=exposed)
 
 
 def _by_start(s: Span) -> float:

@@ -11,7 +11,7 @@ of the events, so the breakdown counts it as host time, not as a guess.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.core.inputs.protocol import (
     COMPUTE_KINDS,
@@ -92,13 +92,21 @@ def _event(s: Span, kind: str, step_start_us: float) -> ProbeEvent:
     return ProbeEvent(kind=kind, microbatch=mb, chunk=chunk, start=start, end=end, peer=peer)
 
 
+def _events(s: Span, kind: str, step_start_us: float) -> list[ProbeEvent]:
+    """One event, or for a device collective one per exposed part (none when compute hid
+    all of it)."""
+    if s.exposed is None:
+        return [_event(s, kind, step_start_us)]
+    return [_event(replace(s, start_us=a, end_us=b), kind, step_start_us) for a, b in s.exposed]
+
+
 def rank_records(
     t: RankTrace, layout: Layout, info: RunInfo, offset_us: float, shift_us: float, first: int
 ) -> Iterator[ProbeRecord]:
     """The records of one rank, one per profiled step (ProfilerStep#first is step 0)."""
     coord, cap = layout.coord(t.rank), info.events_cap()
     for st in t.steps:
-        events = [_event(s, k, st.start_us) for s in st.spans if (k := event_kind(s))]
+        events = [e for s in st.spans if (k := event_kind(s)) for e in _events(s, k, st.start_us)]
         # Over the cap (the run page's budget per step): compute first, then in time order.
         events.sort(key=lambda e: (e.kind not in ("F", "B", "W"), e.start))
         kept, dropped = events[:cap], max(len(events) - cap, 0)

@@ -27,6 +27,9 @@ class Span:
     group: tuple[int, ...] | None = None  # global ranks of the collective's process group
     peer: int | None = None  # the other global rank of a send/recv, when the trace says
     axis: str | None = None  # set by axes.label_run: tp, dp, pp, or "world"
+    # A collective on the device: the parts of it no compute kernel overlapped (its exposed
+    # time). None: all of it is exposed (a host-side span).
+    exposed: tuple[tuple[float, float], ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from statistics import median
 
 from app.core.inputs.protocol import ProbeRecord
 from app.core.layout.topology import Layout
+from app.core.traces import intervals
 
 PHASES = {"F": "compute", "B": "compute", "W": "compute", "tp": "tp", "dp": "dp",
           "pp_recv": "pp_wait"}  # fmt: skip
@@ -37,21 +38,6 @@ class Straggler:
     ratio: float  # the rank's (group's) time over that median
 
 
-def _covered(start: float, end: float, waits: list[tuple[float, float]]) -> float:
-    """How much of [start, end] the (sorted, disjoint) wait intervals cover."""
-    return sum(max(0.0, min(end, b) - max(start, a)) for a, b in waits)
-
-
-def _union(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    out: list[tuple[float, float]] = []
-    for a, b in sorted(intervals):
-        if out and a <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        else:
-            out.append((a, b))
-    return out
-
-
 def _phase_times(records: Iterable[ProbeRecord]) -> dict[tuple[int, int], dict[str, float]]:
     """(step, rank) -> seconds per phase. Compute is F/B/W time not spent in a collective or
     a receive nested inside it (measured.py's priority: tp > dp > pp_wait > compute), so a
@@ -59,11 +45,11 @@ def _phase_times(records: Iterable[ProbeRecord]) -> dict[tuple[int, int], dict[s
     out: dict[tuple[int, int], dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for rec in records:
         times = out[(rec.step, rec.rank)]
-        waits = _union([(e.start, e.end) for e in rec.events if e.kind in WAITS])
+        waits = intervals.union([(e.start, e.end) for e in rec.events if e.kind in WAITS])
         for e in rec.events:
             phase = PHASES.get(e.kind)
             if phase == "compute":
-                times[phase] += (e.end - e.start) - _covered(e.start, e.end, waits)
+                times[phase] += (e.end - e.start) - intervals.covered(e.start, e.end, waits)
             elif phase:
                 times[phase] += e.end - e.start
         times["step"] = max((e.end for e in rec.events), default=0.0)
