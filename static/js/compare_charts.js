@@ -5,7 +5,7 @@ import { fill } from "./i18n.js";
 import { categorical, CROSS, DIM, KIND } from "./palette.js";
 import { CONFIG, whenPlotly } from "./plot.js";
 import { tr } from "./state.js";
-import { Timeline } from "./timeline.js";
+import { CanvasTimeline } from "./timeline_canvas.js";
 
 const GIB = 1024 ** 3; // display unit only
 const PARTS = [
@@ -149,13 +149,15 @@ function legend(box) {
   box.append(tp);
 }
 
-async function timelines(box, cmp) {
-  const Plotly = await whenPlotly();
-  for (const div of box.querySelectorAll(".timeline")) Plotly.purge(div);
+// One canvas timeline per column on the shared time axis; hovering one draws the same
+// instant on all, and a zoom (drag; double-click resets) applies to all.
+function timelines(box, cmp) {
   box.replaceChildren();
   const axis = cmp.time_axis;
   document.getElementById("timelines-hint").textContent = tr(axis.shared ? "cmp.timelines.hint" : "cmp.timelines.mixed");
   box.dataset.range = axis.shared ? String(axis.max) : "";
+  const drawn = [];
+  const linked = (fn) => (v) => (axis.shared ? drawn : []).forEach((t) => fn(t, v));
   for (const m of valid(cmp)) {
     const head = el("h3", { style: `color:${categorical(m.index)}` }, `${label(cmp, m)}${cmp.preset === "schedules" ? "" : ` · ${m.schedule.name}`}, m = ${m.schedule.microbatches}`);
     box.append(head);
@@ -163,15 +165,12 @@ async function timelines(box, cmp) {
       box.append(el("p", { class: "muted" }, tr("cmp.timeline.omitted")));
       continue;
     }
-    const wrap = el("div", { class: "timeline-wrap" });
     const div = el("div", { class: "timeline", "data-index": m.index });
-    const canvas = el("canvas", { class: "overlay" });
-    wrap.append(div, canvas);
-    box.append(wrap);
-    const tl = new Timeline(div, canvas);
-    tl.cursor = NaN; // no cursor line: nothing plays here
-    await tl.setData(m, { sends: [] }, null);
-    if (axis.shared) await Plotly.relayout(div, { "xaxis.range": [0, axis.max * 1.01] });
+    box.append(div);
+    const tl = new CanvasTimeline(div, axis.shared
+      ? { onHover: linked((t, v) => t.setMarker(v)), onZoom: linked((t, r) => t.zoom(r)) } : {});
+    tl.setData(m, axis.shared ? axis.max : m.timeline.end);
+    drawn.push(tl);
   }
 }
 
@@ -205,6 +204,9 @@ export async function drawCharts(cmp) {
   const $ = (id) => document.getElementById(id);
   diff($("diff"), cmp);
   legend($("cmp-legend"));
+  // The columns and the timelines need no Plotly: drawn (and marked) before its charts.
+  timelines($("timelines"), cmp);
+  performance.mark("meshscope:compare-drawn");
   await Promise.all([metrics($("metrics-chart"), cmp), memory($("memory-chart"), cmp),
-    comm($("comm-chart"), cmp), timelines($("timelines"), cmp)]);
+    comm($("comm-chart"), cmp)]);
 }

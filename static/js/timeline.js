@@ -10,14 +10,14 @@ const LABEL_LIMIT = 3000; // past this many blocks, text labels cost more than t
 const ARROW_LIMIT = 600; // faint arrows for every send only while they stay readable
 
 // Later chunks of an interleaved schedule are lighter shades of the same kind.
-function shade(hex, chunk, chunks) {
+export function shade(hex, chunk, chunks) {
   if (!chunk) return hex;
   const k = (0.45 * chunk) / Math.max(1, chunks - 1);
   const c = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
   return `rgb(${c.map((v) => Math.round(v + (255 - v) * k)).join(",")})`;
 }
 
-function label(e, chunks) {
+export function label(e, chunks) {
   if (e.kind === "dp" || e.kind === "optim") return tr(`kind.${e.kind}`);
   return chunks > 1 ? `${e.kind}${e.microbatch}.${e.chunk}` : `${e.kind}${e.microbatch}`;
 }

@@ -10,6 +10,7 @@ from app import i18n
 from app.core.evaluate import compare, evaluate
 from app.core.inputs.scenario import Scenario
 from app.core.schedules import ScheduleName
+from app.core.views.compare_view import bars
 
 
 def q(*scenarios: dict, **extra) -> str:
@@ -30,7 +31,10 @@ def test_two_scenarios_side_by_side(client):
     assert second["summary"]["step_time_s"] == direct["step_time_s"]
     assert second["summary"]["mfu"] == direct["mfu"]
     assert second["summary"]["tokens_per_s"] == direct["tokens_per_s"]
-    assert second["timeline"]["events"] == direct["timeline"]["events"]
+    # The blocks as columns (compare_view.bars): the events, then the step's tail.
+    tl = direct["timeline"]
+    assert second["timeline"]["bars"] == bars([*tl["events"], *tl["tail"]])
+    assert len(second["timeline"]["bars"]["start"]) == len(tl["events"]) + len(tl["tail"])
     assert second["memory"] == direct["memory"]
     assert second["comm"] == direct["comm"]
     assert {r["key"] for r in body["diff"] if r["kind"] == "field"} == {"dp", "pp", "schedule"}

@@ -23,7 +23,7 @@ def columns(page):
 
 def x_ranges(page):
     return page.eval_on_selector_all(
-        "#timelines .timeline", "ds => ds.map(d => d._fullLayout.xaxis.range[1])"
+        "#timelines .timeline", "ds => ds.map(d => d.meshscopeTimeline.range[1])"
     )
 
 
@@ -39,7 +39,7 @@ def test_the_default_page_draws_four_columns_on_one_time_scale(page, base_url):
     assert open_compare(page, f"{base_url}/compare").status == 200
     assert len(columns(page)) == 4
     assert url_pairs(page)["preset"] == ["factory"]  # the bare URL became the preset it shows
-    page.wait_for_function("document.querySelectorAll('#timelines .timeline .main-svg').length")
+    page.wait_for_function("document.querySelectorAll('#timelines .timeline[data-drawn]').length")
     ranges = x_ranges(page)
     assert len(ranges) == 4 and len(set(ranges)) == 1
     assert page.locator("#columns article.best").count() == 1

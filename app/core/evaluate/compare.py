@@ -187,7 +187,7 @@ def compare(req: Request, hardware: Registry = HARDWARE) -> dict[str, Any]:
     issues: list[Issue] = []
     for i, m in enumerate(req.members):
         try:
-            views.append(evaluate(m, hardware))
+            views.append(evaluate(m, hardware, lean=True))
         except ScenarioError as exc:
             views.append(exc)
             key = exc.key or "value_error"

@@ -35,15 +35,18 @@ def layout_json(layout: Layout) -> dict[str, Any]:
     }
 
 
-def schedule_json(s: Scenario, actions: list[list[schedules.Action]]) -> dict[str, Any]:
-    return {
+def schedule_json(s: Scenario, actions: list[list[schedules.Action]] | None) -> dict[str, Any]:
+    """The schedule's facts and, unless ``actions`` is None, its per-rank action lists."""
+    out = {
         "name": s.schedule.value,
         "microbatches": s.microbatches,
         "virtual_stages": s.chunks,
         "split_backward": s.schedule in schedules.SPLIT_BACKWARD,
         "forward_only": s.schedule in schedules.FORWARD_ONLY,
-        "actions": schedules.compact(actions, show_chunk=s.chunks > 1),
     }
+    if actions is not None:
+        out["actions"] = schedules.compact(actions, show_chunk=s.chunks > 1)
+    return out
 
 
 def timeline_json(t: Timeline, units: str, tail: list[dict[str, Any]]) -> dict[str, Any]:
