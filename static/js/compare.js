@@ -3,6 +3,7 @@
 import { bandNode } from "./band.js";
 import { drawCharts } from "./compare_charts.js";
 import { bindForm, showErrors } from "./controls.js";
+import { copyAsMenu } from "./copy_as.js";
 import { bytes, el, pct, seconds } from "./fmt.js";
 import { categorical } from "./palette.js";
 import { errorText } from "./i18n.js";
@@ -166,7 +167,7 @@ function column(m) {
   const q = enc(withLang(Object.entries(m.query)));
   links.append(el("a", { href: `/?${q}`, "data-link": "overview" }, tr("cmp.open.overview")), " · ",
     el("a", { href: `/flow?${q}`, "data-link": "flow" }, tr("cmp.open.flow")));
-  card.append(links);
+  card.append(links, copyAsMenu(() => enc(Object.entries(m.query))));
   if (!m.valid) {
     // The core's reason in the page's language: its message key's template, else English.
     const reason = errorText({ type: m.error.key ?? "value_error", msg: m.error.reason, ctx: m.error.params });

@@ -1,6 +1,7 @@
 // Flow page: the animated timeline, the mini rank grid lit by the cursor, and the player.
 import { bandNode } from "./band.js";
 import { bindForm, bindHeader, showErrors } from "./controls.js";
+import { fillCopyAsSlots } from "./copy_as.js";
 import { bindFlowKeys } from "./flow_keys.js";
 import { captionText, renderChunks, renderKinds } from "./flow_legend.js";
 import { el, num, pct, seconds } from "./fmt.js";
@@ -235,6 +236,7 @@ $("export-png").addEventListener("click", async () => {
 mini.selected = start.state.rank;
 renderKinds($("flow-legend"));
 bindHeader();
+fillCopyAsSlots(); // "Copy as" this scenario: read from the URL at each press
 bindForm(update);
 // A view model over the server's embed bound is not in the page (app/api/limits.py): fetch it.
 const autoplay = start.state.playing;

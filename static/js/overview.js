@@ -1,6 +1,7 @@
 // Overview page: rank grid, selection, order comparison, summary cards.
 import { renderCards } from "./cards.js";
 import { bindForm, bindHeader, showErrors } from "./controls.js";
+import { fillCopyAsSlots } from "./copy_as.js";
 import { el } from "./fmt.js";
 import { RankGrid } from "./grid.js";
 import { showTip } from "./grid_input.js";
@@ -95,5 +96,6 @@ panel.addEventListener("click", (ev) => ev.target.id === "clear-selection" && se
 grid.colorBy = start.state.color;
 grid.selected = start.state.rank;
 bindHeader();
+fillCopyAsSlots(); // "Copy as" this scenario: read from the URL at each press
 bindForm(update);
 draw(start);

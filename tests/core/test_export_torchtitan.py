@@ -36,6 +36,7 @@ SWEEP = [
     {"schedule": "dualpipev", "pp": 2, "microbatches": 4, "recompute": "full"},
     {"selective_ac": "op", "dtype": "fp32", "pp": 1},
     {"model": "gpt3-1.3b", "recompute": "none", "master_weights": False, "tp": 1},
+    {"zero": 2, "dp": 4},
 ]  # fmt: skip
 
 
@@ -59,6 +60,7 @@ def test_degrees_batches_and_checkpointing_carry_the_scenario():
     doc = _toml(dp=4, tp=2, pp=4, zero=3, microbatches=8, micro_batch_size=2, recompute="full")
     par, tr = doc["parallelism"], doc["training"]
     assert par["data_parallel_shard_degree"] == 4 and par["data_parallel_replicate_degree"] == 1
+    assert par["fsdp_reshard_after_forward"] == "always"  # ZeRO-3: gathered again for backward
     assert (par["tensor_parallel_degree"], par["pipeline_parallel_degree"]) == (2, 4)
     assert par["pipeline_parallel_schedule"] == "1F1B"
     assert par["pipeline_parallel_microbatch_size"] == 2
@@ -68,6 +70,11 @@ def test_degrees_batches_and_checkpointing_carry_the_scenario():
     assert doc["activation_checkpoint"] == {"mode": "full"}
     ddp = _toml(dp=4)["parallelism"]
     assert ddp["data_parallel_replicate_degree"] == 4 and ddp["data_parallel_shard_degree"] == 1
+    assert "fsdp_reshard_after_forward" not in ddp
+    zero2 = _toml(dp=4, zero=2)["parallelism"]  # FSDP2 without resharding: ZeRO-2
+    assert (
+        zero2["data_parallel_shard_degree"] == 4 and zero2["fsdp_reshard_after_forward"] == "never"
+    )
     assert _toml(selective_ac="op")["activation_checkpoint"] == {
         "mode": "selective", "selective_ac_option": "op"}  # fmt: skip
     assert _toml()["model"] == {"name": "llama3", "flavor": "8B"}
@@ -94,7 +101,6 @@ def test_model_parts_are_the_drawn_split_in_model_order(q):
     "q,code",
     [
         ({"zero": 1}, "torchtitan_zero"),
-        ({"zero": 2, "pp": 1}, "torchtitan_zero"),
         ({"dtype": "fp16"}, "torchtitan_fp16"),
         ({"sequence_parallel": False}, "torchtitan_no_sp"),
         ({"schedule": "zb-h2"}, "torchtitan_schedule"),

@@ -53,11 +53,11 @@ def _training(s: Scenario, m: ModelSpec) -> Table:
 
 
 def _parallelism(s: Scenario, p: Pipeline, notes: list[str]) -> Table:
-    if s.zero in (1, 2):
-        raise Cannot.keyed(
-            "torchtitan_zero", "torchtitan shards data parallelism with FSDP2 (ZeRO-3: "
-            "parameters, gradients and optimizer state) or replicates it (DDP); it has no "
-            "ZeRO-{zero}. Use zero=3 or zero=0", zero=s.zero,
+    if s.zero == 1:
+        raise Cannot(
+            "torchtitan_zero", "torchtitan shards data parallelism with FSDP2 (parameters, "
+            "gradients and optimizer state together) or replicates it (DDP); it has no "
+            "optimizer-only sharding (ZeRO-1). Use zero=2, zero=3 or zero=0", zero=1,
         )  # fmt: skip
     if s.tp > 1 and not s.sequence_parallel:
         # torchtitan/models/llama3/infra/parallelize.py apply_tp: norms are SequenceParallel.
@@ -66,13 +66,17 @@ def _parallelism(s: Scenario, p: Pipeline, notes: list[str]) -> Table:
             "torchtitan's tensor parallelism always splits the "
             "norms along the sequence (SequenceParallel); it has no TP without SP",
         )
-    shard = s.dp if s.zero == 3 else 1
+    shard = s.dp if s.zero >= 2 else 1
     out: Table = {
         "data_parallel_replicate_degree": s.dp // shard,
         "data_parallel_shard_degree": shard,
-        "tensor_parallel_degree": s.tp,
-        "pipeline_parallel_degree": s.pp,
     }
+    if shard > 1:
+        # fully_shard's reshard_after_forward: False keeps the gathered parameters from the
+        # forward to the backward (ZeRO-2's one gather a step: torch's FSDP1 names the same
+        # thing SHARD_GRAD_OP); True frees them and gathers again in the backward (ZeRO-3).
+        out["fsdp_reshard_after_forward"] = "never" if s.zero == 2 else "always"
+    out |= {"tensor_parallel_degree": s.tp, "pipeline_parallel_degree": s.pp}
     if s.tp_comm_overlap and s.tp > 1:
         out["enable_async_tensor_parallel"] = True
     if s.pp > 1 or p.chunks > 1:
@@ -86,7 +90,7 @@ def _parallelism(s: Scenario, p: Pipeline, notes: list[str]) -> Table:
             )  # fmt: skip
         out["pipeline_parallel_microbatch_size"] = s.micro_batch_size
         out["module_fqns_per_model_part"] = model_parts(p.split)
-    if s.zero == 3 and not s.overlap_param_gather:
+    if s.zero >= 2 and not s.overlap_param_gather:
         notes.append("FSDP2 always prefetches its all-gathers: overlap_param_gather is on")
     return out
 
