@@ -5,20 +5,27 @@ follows. A configuration the framework cannot run is a 200 with ``ok: false`` an
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
-from pydantic import ValidationError
+from fastapi import APIRouter, Query
+from pydantic import Field
 
-from app.core.export import FORMATS, export
+from app.core.export import export
 from app.core.inputs.scenario import Scenario
-from app.errors import clean_errors, issue, unprocessable
 
 router = APIRouter(tags=["export"])
-# Query keys that are not the scenario's: the format, and the page's language and view state
-# a "Copy as" button sends along with the page's own query.
-_NOT_SCENARIO = ("format", "lang")
+
+
+class ExportQuery(Scenario):
+    """The scenario's query, plus the format and the page's language a "Copy as" button sends
+    along (so the OpenAPI schema lists every field, and the scenario's validators run as
+    /api/scenario's do)."""
+
+    format: Literal["megatron", "torchtitan", "torch-csv"] = Field(
+        description="megatron: Megatron-LM flags; torchtitan: a TOML job config; torch-csv: "
+        "the schedule as torch.distributed.pipelining's action CSV"
+    )
+    lang: str | None = Field(None, max_length=8, description="the page's language; unused")
 
 
 @router.get(
@@ -27,14 +34,8 @@ _NOT_SCENARIO = ("format", "lang")
     response_model=dict[str, Any],
     responses={422: {"description": "format or a scenario field is invalid; `detail` says"}},
 )
-def get_export(request: Request, format: str) -> Any:  # noqa: A002 (the query's name)
-    if format not in FORMATS:
-        msg = f"unknown export format; one of: {', '.join(FORMATS)}"
-        return unprocessable([issue(["query", "format"], msg, "enum", {"expected": FORMATS})])
-    params = {k: v for k, v in request.query_params.items() if k not in _NOT_SCENARIO}
-    try:
-        scenario = Scenario.model_validate(params)
-    except ValidationError as exc:
-        return unprocessable(clean_errors(exc.errors(), ("query",)))
-    # export() applies the views' cross-field checks: a ScenarioError is the app's 422.
-    return JSONResponse(export(format, scenario).as_dict())
+def get_export(q: Annotated[ExportQuery, Query()]) -> dict[str, Any]:
+    # The scenario alone (its share line in the export names only its own fields); export()
+    # applies the views' cross-field checks, and a ScenarioError is the app's 422.
+    fields = q.model_dump(exclude={"format", "lang"}, exclude_defaults=True)
+    return export(q.format, Scenario.model_validate(fields)).as_dict()
