@@ -75,6 +75,10 @@ def test_degrees_batches_and_checkpointing_carry_the_scenario():
     assert (
         zero2["data_parallel_shard_degree"] == 4 and zero2["fsdp_reshard_after_forward"] == "never"
     )
+    flat = _toml(pp=1, dp=2, microbatches=4, micro_batch_size=2)["training"]
+    # no PP: train.py accumulates global // (local x dp) = 4 micro-batches of 2
+    assert flat["global_batch_size"] // (flat["local_batch_size"] * 2) == 4
+    assert flat["local_batch_size"] == 2
     assert _toml(selective_ac="op")["activation_checkpoint"] == {
         "mode": "selective", "selective_ac_option": "op"}  # fmt: skip
     assert _toml()["model"] == {"name": "llama3", "flavor": "8B"}

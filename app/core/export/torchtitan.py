@@ -42,8 +42,12 @@ def tables(s: Scenario, m: ModelSpec, p: Pipeline) -> tuple[dict[str, Table], li
 def _training(s: Scenario, m: ModelSpec) -> Table:
     if s.dtype == "fp16":
         raise Cannot("torchtitan_fp16", "torchtitan trains in bfloat16 or float32, not fp16")
-    local = s.micro_batch_size * s.microbatches  # torchtitan: local // microbatch_size = m
-    out: Table = {"local_batch_size": local, "global_batch_size": local * s.dp,
+    # With PP the pipeline splits the local batch: pipeline micro-batches = local_batch_size //
+    # pipeline_parallel_microbatch_size. Without, train.py accumulates gradients over
+    # global // (local x dp) steps: one micro-batch each.
+    local = s.micro_batch_size * (s.microbatches if s.pp > 1 else 1)
+    global_batch = s.micro_batch_size * s.microbatches * s.dp
+    out: Table = {"local_batch_size": local, "global_batch_size": global_batch,
                   "seq_len": m.seq_len}  # fmt: skip
     if s.dtype == "fp32":
         out["mixed_precision_param"] = "float32"
@@ -79,7 +83,9 @@ def _parallelism(s: Scenario, p: Pipeline, notes: list[str]) -> Table:
     out |= {"tensor_parallel_degree": s.tp, "pipeline_parallel_degree": s.pp}
     if s.tp_comm_overlap and s.tp > 1:
         out["enable_async_tensor_parallel"] = True
-    if s.pp > 1 or p.chunks > 1:
+    if s.pp == 1 and p.chunks > 1:
+        notes.append("pp = 1: torchtitan does not pipeline, so the chunks run as one model")
+    if s.pp > 1:
         out["pipeline_parallel_schedule"] = torch_schedule(s.schedule, "torchtitan")
         if s.schedule == ScheduleName.one_f_one_b and s.microbatches < s.pp:
             # torch 2.13 Schedule1F1B.__init__: "Number of microbatches ... must be greater
