@@ -20,11 +20,13 @@ const PARTS = {
   ],
 };
 
-function head(v, kind) {
+function head(v, kind, note) {
   const rate = fill("learn.rate", { tps: num(v.tokens_per_s), mfu: pct(v.mfu, 0) });
   if (kind === "time") return `${v.label} · ${fill("learn.gpus", { n: v.world_size })} · ${rate}`;
-  const verdict = tr(v.fits ? "learn.mem.fits" : "learn.mem.over");
-  return `${v.label} · ${bytes(v.peak_bytes)} · ${verdict}`;
+  const parts = [v.label, bytes(v.peak_bytes), tr(v.fits ? "learn.mem.fits" : "learn.mem.over")];
+  if (note === "rate") parts.push(rate);
+  if (note === "tp_share") parts.push(fill("learn.tp_share", { share: pct(v.tp_share) }));
+  return parts.join(" · ");
 }
 
 function bar(v, kind, scale) {
@@ -54,7 +56,7 @@ export function drawBars(box, keys, w) {
   const scale = Math.min(CUT_AT * cap, Math.max(cap, ...w.variants.map((v) => v.peak_bytes)));
   const rows = w.variants.map((v) => {
     const row = el("div", { class: "learn-bar", "data-query": v.query, "data-fits": String(v.fits) });
-    row.append(el("div", { class: "learn-bar-head" }, head(v, kind)));
+    row.append(el("div", { class: "learn-bar-head" }, head(v, kind, w.note)));
     const track = bar(v, kind, scale);
     if (kind === "memory") {
       const line = el("i", { class: "learn-cap", title: `${tr("mem.capacity")} ${bytes(cap)}` });

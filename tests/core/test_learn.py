@@ -67,8 +67,10 @@ def test_tp_divides_memory_and_grows_its_communication():
     vs = _w("tp")["variants"]
     peaks = [v["peak_bytes"] for v in vs]
     assert peaks == sorted(peaks, reverse=True)
-    shares = [v["time"]["tp"] / v["step_time_s"] for v in vs]
+    shares = [v["tp_share"] for v in vs]
     assert shares[0] == 0 and shares == sorted(shares)
+    assert shares == [v["time"]["tp"] / v["step_time_s"] for v in vs]
+    assert _w("tp")["note"] == "tp_share" and _w("dp")["note"] == "rate"
 
 
 def test_pp_shows_the_bubble_formula_beside_the_timeline():

@@ -57,6 +57,8 @@ def variant_json(v: Variant, view: Mapping[str, Any]) -> dict[str, Any]:
         "peak_bytes": mem["peak_bytes"],
         "fits": mem["fits"],
         "time": time_parts(view),
+        # TP's all-reduces over the whole step: the article's "above 30%, reduce TP" ratio.
+        "tp_share": view["breakdown"]["tp_s"] / view["step_time_s"],
         "step_time_s": view["step_time_s"],
         "tokens_per_s": view["tokens_per_s"],
         "mfu": view["mfu"],
@@ -78,7 +80,8 @@ def widget(step: Step, run: Evaluator) -> dict[str, Any]:
     if step.widget in ("memory", "time"):
         variants = [variant_json(v, view) for v, view in zip(step.variants, views, strict=True)]
         capacity = views[0]["memory"]["capacity_bytes"]
-        return {"kind": step.widget, "capacity_bytes": capacity, "variants": variants}
+        return {"kind": step.widget, "note": step.note, "capacity_bytes": capacity,
+                "variants": variants}  # fmt: skip
     view = views[0]
     base = {"kind": step.widget, "label": step.variants[0].label, "query": view["query"]}
     if step.widget == "timeline":

@@ -24,6 +24,8 @@ StepKey = Literal["one_gpu", "dp", "zero", "tp", "pp", "3d", "tuning"]
 # What a step's widget draws: per-GPU memory bars, the step's time split per variant, the
 # pipeline timeline, or the rank grid.
 WidgetKind = Literal["memory", "time", "timeline", "grid"]
+# The number a memory bar's label adds to its size: the throughput, or TP's share of the step.
+Note = Literal["rate", "tp_share"] | None
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class Step:
     variants: tuple[Variant, ...]
     quiz: int  # a question id in quiz.QUESTIONS
     views: tuple[Link, ...]  # the first is the step's own "open the full view"
+    note: Note = None
 
 
 def _compare(label: str, variants: tuple[Variant, ...]) -> Link:
@@ -76,13 +79,14 @@ STEPS: tuple[Step, ...] = (
         _compare("learn.open.compare", MODELS_ON_ONE),
         _page("learn.open.overview", "/", MODELS_ON_ONE[-1].query))),
     Step("dp", "memory", DP, 1, (
-        _compare("learn.open.compare", DP), _page("learn.open.primer", "/primer", DP[-1].query))),
+        _compare("learn.open.compare", DP), _page("learn.open.primer", "/primer", DP[-1].query)),
+        "rate"),
     Step("zero", "memory", ZERO, 10, (
         _compare("learn.open.compare", ZERO),
-        _page("learn.open.primer", "/primer", ZERO[1].query))),
+        _page("learn.open.primer", "/primer", ZERO[1].query)), "rate"),
     Step("tp", "memory", TP, 11, (
         _compare("learn.open.compare", TP),
-        _page("learn.open.flow", "/flow", TP[-1].query))),
+        _page("learn.open.flow", "/flow", TP[-1].query)), "tp_share"),
     Step("pp", "timeline", PIPE, 9, (
         _page("learn.open.flow", "/flow", PIPE[0].query),
         Link("learn.open.schedules", "/compare", (("preset", "schedules"),
