@@ -3,7 +3,7 @@
 import { bandNode } from "./band.js";
 import { bytes, el, fillTokens, num, pct, seconds, token } from "./fmt.js";
 import { memoryChart } from "./memchart.js";
-import { categorical, KIND } from "./palette.js";
+import { categorical, KIND, MEMORY_PARTS as PARTS } from "./palette.js";
 import { renderStageBalance } from "./stage_balance.js";
 import { stepPeriodLines } from "./step_period.js";
 import { tr } from "./state.js";
@@ -130,19 +130,6 @@ function advice(model) {
   node.append(ul);
 }
 
-// Every component cost/memory.py sends, bottom up; they sum to each stage's total_bytes.
-const PARTS = [
-  ["weights_bytes", "mem.weights", KIND.F],
-  ["grads_bytes", "mem.grads", KIND.B],
-  ["grad_accum_bytes", "mem.grad_accum", categorical(4)],
-  ["optimizer_bytes", "mem.optimizer", KIND.W],
-  ["activations_bytes", "mem.activations", KIND.dp],
-  ["gather_bytes", "mem.gather", categorical(7)],
-  ["logits_transient_bytes", "mem.logits", KIND.optim],
-  ["recompute_transient_bytes", "mem.recompute", categorical(5)],
-  ["fragmentation_bytes", "mem.fragmentation", categorical(9)],
-  ["floor_bytes", "mem.floor", categorical(8)],
-];
 
 function memory(model) {
   const node = body("card-memory");

@@ -2,16 +2,12 @@
 // the x range of the timelines, the fits flags and every byte count come from /api/compare.
 import { bytes, el, num, pct, seconds } from "./fmt.js";
 import { fill } from "./i18n.js";
-import { categorical, CROSS, DIM, KIND } from "./palette.js";
+import { categorical, CROSS, DIM, KIND, MEMORY_PARTS } from "./palette.js";
 import { CONFIG, whenPlotly } from "./plot.js";
 import { tr } from "./state.js";
 import { CanvasTimeline } from "./timeline_canvas.js";
 
 const GIB = 1024 ** 3; // display unit only
-const PARTS = [
-  ["weights_bytes", "mem.weights", KIND.F], ["grads_bytes", "mem.grads", KIND.B],
-  ["optimizer_bytes", "mem.optimizer", KIND.W], ["activations_bytes", "mem.activations", KIND.dp],
-];
 
 export function label(cmp, m) {
   const s = m.scenario;
@@ -22,6 +18,21 @@ export function label(cmp, m) {
 const valid = (cmp) => cmp.members.filter((m) => m.valid);
 // A column the core does not rank (forward only: not a training step); older JSON has no flag.
 const unranked = (m) => m.ranked === false;
+
+// A chart's legend as page text under it, not Plotly's: Plotly clips an entry that runs past
+// the plot ("activation‹", "2×4×⁄" at 390 px), where page text wraps to the next line.
+function htmlLegend(div, items) {
+  let box = div.nextElementSibling;
+  if (!box?.classList.contains("chart-legend")) {
+    box = el("div", { class: "legend chart-legend" });
+    div.after(box);
+  }
+  box.replaceChildren(...items.map(([name, color]) => {
+    const item = el("span", { class: "item" });
+    item.append(el("i", { style: `background:${color}` }), name);
+    return item;
+  }));
+}
 
 // Greedy line breaks for a chart note (Plotly does not wrap): break after a space or CJK
 // punctuation, or between CJK characters, so each line fits about px pixels at 11 px.
@@ -86,14 +97,18 @@ async function memory(div, cmp) {
   const traces = [];
   const shapes = [];
   const annotations = [];
-  const layout = { height: 340, barmode: "stack", margin: { l: 50, r: 10, t: 34, b: 80 },
-    yaxis: { title: { text: "GiB" } }, legend: { orientation: "h", y: -0.32 } };
+  const layout = { height: 300, barmode: "stack", margin: { l: 50, r: 10, t: 34, b: 40 },
+    yaxis: { title: { text: "GiB" } }, showlegend: false };
+  // Every component the overview's card draws, so each stack reaches the stage's total; the
+  // ones no column has are left out of the legend.
+  const parts = MEMORY_PARTS.filter(([key]) => ms.some((m) => m.memory.per_stage.some((st) => st[key] > 0)));
+  const narrow = (div.clientWidth || 800) / n < 190; // a phone: short titles, few ticks
   ms.forEach((m, k) => {
     const ax = k ? `x${k + 1}` : "x";
     const stages = m.memory.per_stage.map((s) => s.stage);
     layout[`xaxis${k ? k + 1 : ""}`] = { domain: [k / n + 0.01, (k + 1) / n - 0.01], type: "category",
-      title: { text: tr("stage") }, tickfont: { size: 10 } };
-    for (const [key, name, color] of PARTS) {
+      title: { text: narrow ? "" : tr("stage") }, tickfont: { size: 10 }, nticks: narrow ? 3 : 12 };
+    for (const [key, name, color] of parts) {
       traces.push({ type: "bar", x: stages, y: m.memory.per_stage.map((s) => s[key] / GIB), xaxis: ax,
         yaxis: "y", name: tr(name), legendgroup: key, showlegend: k === 0, marker: { color },
         hovertemplate: `${label(cmp, m)} · ${tr("stage")} %{x}<br>${tr(name)}: %{y:.2f} GiB<extra></extra>` });
@@ -102,7 +117,8 @@ async function memory(div, cmp) {
     shapes.push({ type: "line", xref: `${ax} domain`, x0: 0, x1: 1, yref: "y", y0: cap, y1: cap,
       line: { color: CROSS, dash: "dash", width: 2 } });
     const verdict = m.memory.fits ? tr("mem.fits") : tr("mem.oom");
-    annotations.push({ text: `<b>${label(cmp, m)}</b> · ${verdict}`, showarrow: false, yref: "paper",
+    const title = narrow ? `<b>${m.index + 1}</b> ${m.memory.fits ? "✓" : "OOM"}` : `<b>${label(cmp, m)}</b> · ${verdict}`;
+    annotations.push({ text: title, showarrow: false, yref: "paper",
       xref: `${ax} domain`, x: 0.5, y: 1.1, font: { color: m.memory.fits ? "#2e7d32" : CROSS } });
   });
   // One y range for all: 1.5x HBM, so an OOM column runs off the top with its peak written there.
@@ -117,6 +133,7 @@ async function memory(div, cmp) {
       font: { color: "#fff", size: 13 }, bgcolor: CROSS });
   });
   Object.assign(layout, { shapes, annotations });
+  htmlLegend(div, parts.map(([, name, color]) => [tr(name), color]));
   const Plotly = await whenPlotly();
   await Plotly.react(div, traces, layout, CONFIG);
   div.dataset.fits = ms.map((m) => m.memory.fits).join(",");
@@ -131,8 +148,10 @@ async function comm(div, cmp) {
     customdata: axes.map((a) => [bytes(m.comm[`${a}_bytes`]), tr(`link.${m.comm.links[a]}`)]),
     hovertemplate: `${label(cmp, m)} · %{x}<br>%{customdata[0]} · %{customdata[1]}<extra></extra>`,
   }));
+  // Log ticks at powers of ten only: "D2" stacked 2s and 5s between them.
   const layout = { height: 300, barmode: "group", margin: { l: 56, r: 10, t: 10, b: 40 },
-    yaxis: { title: { text: "GiB" }, type: "log", dtick: "D2" }, legend: { orientation: "h", y: -0.15 } };
+    yaxis: { title: { text: "GiB" }, type: "log", dtick: 1 }, showlegend: false };
+  htmlLegend(div, valid(cmp).map((m) => [label(cmp, m), categorical(m.index)]));
   const Plotly = await whenPlotly();
   await Plotly.react(div, traces, layout, CONFIG);
 }

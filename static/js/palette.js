@@ -23,3 +23,18 @@ export const KIND = {
 export const GROUP = { tp: "#e6550d", pp: "#3182bd", dp: "#31a354", self: "#111111" };
 export const CROSS = "#d62728";
 export const DIM = "#d9d9d9";
+
+// Every component cost/memory.py sends, bottom up; they sum to each stage's total_bytes.
+// (the overview's memory card and the comparison's memory chart draw the same list)
+export const MEMORY_PARTS = [
+  ["weights_bytes", "mem.weights", KIND.F],
+  ["grads_bytes", "mem.grads", KIND.B],
+  ["grad_accum_bytes", "mem.grad_accum", categorical(4)],
+  ["optimizer_bytes", "mem.optimizer", KIND.W],
+  ["activations_bytes", "mem.activations", KIND.dp],
+  ["gather_bytes", "mem.gather", categorical(7)],
+  ["logits_transient_bytes", "mem.logits", KIND.optim],
+  ["recompute_transient_bytes", "mem.recompute", categorical(5)],
+  ["fragmentation_bytes", "mem.fragmentation", categorical(9)],
+  ["floor_bytes", "mem.floor", categorical(8)],
+];

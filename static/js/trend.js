@@ -44,6 +44,8 @@ function show(pt) {
     panel.append(" ", el("a", { href: href(pt, view), "data-open": view }, tr(`trend.open_${view}`)));
 }
 
+const INVALID = "#111";
+
 function traces(sweep, name) {
   const [metrics, scale, , fmt] = CHARTS[name];
   const x = tr(`trend.knob.${sweep.knob}`);
@@ -59,9 +61,13 @@ function traces(sweep, name) {
     });
   }));
   const bad = flat.filter((p) => !p.valid);
-  out.push({ x: bad.map((p) => p.x), y: bad.map(() => 0), customdata: bad.map((p) => p.i),
+  // Invalid points in a strip along the top (their own hidden axis), in black: at y = 0 they
+  // hid the x ticks and sat among the near-zero points, and their grey was a series colour
+  // (categorical(9), the 10th line). The charts show no toolbar, which covered that strip.
+  out.push({ x: bad.map((p) => p.x), y: bad.map(() => 0.94), yaxis: "y2", customdata: bad.map((p) => p.i),
     text: bad.map((p) => `${p.line} ${x} = ${p.x}<br>${tr("trend.invalid")}: ${p.field} — ${reason(p)}`),
-    mode: "markers", marker: { symbol: "x", size: 9, color: "#888" }, hovertemplate: "%{text}<extra></extra>" });
+    mode: "markers", marker: { symbol: "x-thin", size: 9, color: INVALID, line: { width: 2, color: INVALID } },
+    hovertemplate: "%{text}<extra></extra>" });
   return out;
 }
 
@@ -69,7 +75,6 @@ function traces(sweep, name) {
 // would print 9, 10, 11... on top of each other.
 const MIN_TICK_PX = 30;
 function spacedTicks(xs, log, widthPx) {
-  if (xs.length > 16) return undefined;
   const pos = (x) => (log ? Math.log(x) : x);
   const span = pos(xs.at(-1)) - pos(xs[0]) || 1;
   const kept = [];
@@ -83,12 +88,15 @@ function spacedTicks(xs, log, widthPx) {
 function layout(sweep, name) {
   const xs = sweep.values;
   const log = xs.at(-1) / xs[0] >= 16;
-  const plotWidth = Math.max(100, (box.clientWidth || 600) - 70);  // less the margins below
+  // The chart's own width (at 1440 px the charts sit two abreast), less the margins below.
+  const chart = document.getElementById(`chart-${name}`);
+  const plotWidth = Math.max(100, (chart?.clientWidth || box.clientWidth || 600) - 70);
   const lay = {
     height: 250, margin: { l: 58, r: 12, t: 6, b: 40 }, showlegend: false, hovermode: "closest",
     xaxis: { title: { text: tr(`trend.knob.${sweep.knob}`) }, type: log ? "log" : "linear",
       tickvals: spacedTicks(xs, log, plotWidth) },
     yaxis: { tickformat: CHARTS[name][2], rangemode: "tozero", ticksuffix: { memory: " GiB", time: " s" }[name] ?? "" },
+    yaxis2: { overlaying: "y", range: [0, 1], visible: false, fixedrange: true },
   };
   const cap = flat.find((p) => p.valid)?.capacity_bytes;
   if (name === "memory" && cap) {
@@ -128,7 +136,7 @@ async function draw(sweep) {
   const Plotly = await whenPlotly();
   for (const name of Object.keys(CHARTS)) {
     const div = document.getElementById(`chart-${name}`);
-    await Plotly.react(div, traces(sweep, name), layout(sweep, name), CONFIG);
+    await Plotly.react(div, traces(sweep, name), layout(sweep, name), { ...CONFIG, displayModeBar: false });
     if (div.dataset.bound) continue;
     div.dataset.bound = "1";
     div.on("plotly_hover", (ev) => show(flat[ev.points[0].customdata]));

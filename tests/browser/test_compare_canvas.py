@@ -81,3 +81,31 @@ def test_the_dom_stays_small_at_real_sizes(page, base_url):
     # ... into a DOM that does not grow with them (Plotly's bars were several nodes each).
     assert page.evaluate("document.getElementsByTagName('*').length") < 6_000
     assert page.locator("#timelines svg").count() == 0
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_memory_and_traffic_legends_are_whole_page_text(browser, base_url, width):
+    # Plotly clipped its own legend entries at 390 px ("activation‹", "2×4×⁄"); the legends
+    # are page text that wraps, and the memory stacks draw every component the core sends.
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    try:
+        open_compare(page, base_url, "preset=factory")
+        got = page.evaluate(
+            """() => ["memory-chart", "comm-chart"].map(id => {
+                 const div = document.getElementById(id);
+                 const box = div.nextElementSibling;
+                 const right = box.getBoundingClientRect().right;
+                 return {plotly: div._fullLayout.showlegend,
+                         names: [...box.querySelectorAll(".item")].map(i => i.textContent),
+                         over: [...box.querySelectorAll(".item")]
+                           .filter(i => i.getBoundingClientRect().right > right + 0.5).length,
+                         traces: [...new Set(div._fullData.map(t => t.name))]};
+               })"""
+        )
+    finally:
+        page.close()
+    memory, comm = got
+    assert not memory["plotly"] and not comm["plotly"]
+    assert memory["names"] == memory["traces"] and "CUDA context + NCCL (floor)" in memory["names"]
+    assert len(comm["names"]) == 4 and comm["names"] == comm["traces"]
+    assert memory["over"] == comm["over"] == 0

@@ -109,9 +109,10 @@ def test_hovering_an_invalid_point_tells_why(page, base_url):
         """() => {
             const gd = document.getElementById('chart-bubble');
             const tr = gd._fullData.at(-1);
-            const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+            const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis2;  // the strip
             const box = gd.getBoundingClientRect();
-            return [box.left + xa._offset + xa.d2p(tr.x[0]), box.top + ya._offset + ya.d2p(0)];
+            const top = box.top + ya._offset + ya.d2p(tr.y[0]);
+            return [box.left + xa._offset + xa.d2p(tr.x[0]), top];
         }"""
     )
     page.mouse.move(x, y)

@@ -161,7 +161,10 @@ def test_runs_that_ran_are_predicted_to_fit_but_one(results):
 
 
 def test_the_overview_card_draws_every_component_in_both_languages():
-    js = (resources.files("app").parent / "static" / "js" / "cards.js").read_text()
+    static = resources.files("app").parent / "static" / "js"
+    # The card draws palette.MEMORY_PARTS (shared with the comparison's memory chart).
+    assert "MEMORY_PARTS" in (static / "cards.js").read_text()
+    js = (static / "palette.js").read_text()
     for key in ("grad_accum_bytes", "gather_bytes", "logits_transient_bytes",
                 "recompute_transient_bytes", "fragmentation_bytes", "floor_bytes"):  # fmt: skip
         assert f'"{key}"' in js, key
