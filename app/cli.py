@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import secrets
 import signal
 import subprocess
@@ -110,7 +111,9 @@ def _upload(rest: list[str]) -> int:
 def _run_forwarding_signals(cmd: list[str]) -> int:
     """Run ``cmd``; SIGTERM/SIGINT to us go to it (it stops its own ranks and flushes), and
     we return its exit code, non-zero after a signal, once it is gone."""
-    child = subprocess.Popen(cmd)
+    # kill -9 of this process runs no handler: the child asks the kernel to end it with us
+    # (gpu_probe.lifeline reads our pid here; other commands ignore it).
+    child = subprocess.Popen(cmd, env={**os.environ, "GPU_PROBE_PARENT_PID": str(os.getpid())})
 
     def forward(signum, frame) -> None:
         if child.poll() is None:
@@ -143,6 +146,11 @@ def build_parser() -> argparse.ArgumentParser:
         "upload",
         help="send a probe spool's unsent records: meshscope upload SPOOL_DIR --server URL",
     )
+    sub.add_parser(
+        "import-trace",
+        help="import PyTorch profiler traces, one per rank, as a run: meshscope import-trace "
+        "PATH... --run NAME (flags: meshscope import-trace --help)",
+    )
     return parser
 
 
@@ -154,6 +162,10 @@ def main(argv: list[str] | None = None) -> int:
         return _probe(argv[1:], "gpu_probe.calibrate")
     if argv[:1] == ["upload"]:
         return _upload(argv[1:])
+    if argv[:1] == ["import-trace"]:
+        from app.importers.import_trace import main as import_trace  # issue 25
+
+        return import_trace(argv[1:])
     args = build_parser().parse_args(argv)
     return _serve(args)
 

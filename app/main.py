@@ -13,14 +13,17 @@ from fastapi import FastAPI
 from app import errors, i18n
 from app.api import (
     assets,
+    body_limit,
     compare,
     compression,
     docs_offline,
+    export,
     fidelity,
     hardware,
     health,
     hosts,
     ingest,
+    learn,
     metrics,
     model_import,
     pages,
@@ -95,12 +98,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Heavy requests' admission (app/api/limits.py): made here so tests without a lifespan
     # see it too; anyio binds it to the serving loop on first use.
     app.state.heavy = HeavyLimiter(
-        settings.heavy_slots, settings.heavy_queue, settings.heavy_wait_s
-    )
+        settings.heavy_slots, settings.heavy_queue, settings.heavy_wait_s,
+        per_client=settings.heavy_client_slots, light=settings.heavy_light_cost,
+        stall_s=settings.heavy_stall_s, send_timeout_s=settings.heavy_send_timeout_s,
+    )  # fmt: skip
     errors.install(app)
     app.include_router(health.router)
     app.include_router(hardware.router)
     app.include_router(scenario.router)
+    app.include_router(export.router)
     app.include_router(model_import.router)
     app.include_router(plan.router)
     app.include_router(trend.router)
@@ -112,6 +118,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(ingest.router)
     app.include_router(viewers.router)
     compression.install(app)
+    # Every request body capped before it is read, and read in time (app/api/body_limit.py).
+    body_limit.install(app, settings.max_body_bytes, settings.header_timeout_s)
     assets.install(app)
     docs_offline.install(app)
     app.include_router(compare.make_router())
@@ -120,6 +128,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(plan_page.make_router())
     app.include_router(fidelity.make_router())
     app.include_router(quiz.make_router())
+    app.include_router(learn.make_router())
     app.include_router(primer.make_page_router())
     app.include_router(run_pages.make_router())
     # Last, so outermost: a foreign Host (DNS rebinding) is refused before any route runs.

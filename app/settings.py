@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -19,6 +19,9 @@ class Settings(BaseSettings):
     port: int = Field(8000, ge=1, le=65535)
     db: Path = Path("meshscope.sqlite3")
     ingest_token: str | None = Field(None, min_length=16)
+    # When set, measured runs are private: /api/runs*, /runs*, /metrics' run series and the
+    # viewer sockets need it: a Bearer header or the cookie /login sets (app/api/read_access.py).
+    read_token: str | None = Field(None, min_length=16)
     allowed_origins: list[str] = Field(default_factory=list)
     # Host names the HTTP API answers besides its own (localhost, 127.0.0.1, ::1, the bound
     # host, this machine's name, IP literals): app/api/hosts.py, the DNS-rebinding check.
@@ -51,6 +54,29 @@ class Settings(BaseSettings):
     heavy_slots: int = Field(2, ge=1, le=64)
     heavy_queue: int = Field(8, ge=0, le=1024)
     heavy_wait_s: float = Field(10.0, ge=0, le=600)
+    # One client address holds at most this many heavy slots and queues as many more (issue
+    # 26: two sockets from one client held both). Behind a proxy every client has the
+    # proxy's address: raise it to heavy_slots there.
+    heavy_client_slots: int = Field(1, ge=1, le=64)
+    # A cost estimate under this share of the biggest scenario needs no slot: a small
+    # scenario, compare or page of steps is answered even while big ones queue
+    # (app/api/costs.py). 1/64 is pp*microbatches*chunks of 2,048, tens of ms.
+    heavy_light_cost: float = Field(1 / 64, ge=0, le=1)
+    # A streamed heavy answer (trace, flow) whose send makes no progress this long, or that
+    # takes longer than heavy_send_timeout_s in all, is ended and its slot freed. Under
+    # heavy_wait_s, so a request queued behind two stalled readers is still served.
+    heavy_stall_s: float = Field(5.0, gt=0, le=600)
+    heavy_send_timeout_s: float = Field(300.0, gt=0, le=3600)
+    # The largest request body read (413 past it, before it is buffered): a hardware profile
+    # is a few KB; one 300 MB POST added 871 MB of RSS (issue 26).
+    max_body_bytes: int = Field(1 * 2**20, ge=1024, le=2**30)
+    # Connections (app/api/connections.py): a request's head must arrive within
+    # header_timeout_s of the connection (or of its previous answer), and each read of its
+    # body within as long (408, app/api/body_limit.py); an idle keep-alive connection closes
+    # after keep_alive_s; one address holds at most client_connections.
+    header_timeout_s: float = Field(10.0, gt=0, le=600)
+    keep_alive_s: int = Field(5, ge=1, le=600)
+    client_connections: int = Field(256, ge=1, le=1_000_000)
     # The flow page embeds its view model when that model's JSON is at most this size (the
     # page is ~2.6x it, with the flow data); above it the page asks the browser to fetch
     # /api/scenario and /api/flow instead (a 393k-event timeline was 104 MB of HTML).
@@ -72,13 +98,13 @@ class Settings(BaseSettings):
                                  "'*.example.com' or '*'")  # fmt: skip
         return value
 
-    @field_validator("ingest_token")
+    @field_validator("ingest_token", "read_token")
     @classmethod
-    def _no_blank_token(cls, value: str | None) -> str | None:
+    def _no_blank_token(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is not None and not value.strip():
-            raise ValueError("ingest_token must not be blank")
+            raise ValueError(f"{info.field_name} must not be blank")
         if value is not None and value != value.strip():
             # The Bearer header's value is stripped before the compare (app/api/ingest.py),
             # so a token with surrounding whitespace could never match: refuse it at start.
-            raise ValueError("ingest_token must not start or end with whitespace")
+            raise ValueError(f"{info.field_name} must not start or end with whitespace")
         return value
