@@ -25,6 +25,17 @@ def _reporters(tmp_path, url, info):
     return out
 
 
+def all_steps(base: str, run: str) -> list[dict]:
+    """Every stored record, page by page: the server bounds a page by its events (issue 26),
+    and next_since says where the next one starts."""
+    out, since = [], -1
+    while since is not None:
+        page = get_json(base, f"/api/runs/{run}/steps?since={since}&limit=20000")
+        out += page["records"]
+        since = page["next_since"]
+    return out
+
+
 def test_a_server_killed_mid_run_loses_and_duplicates_nothing(tmp_path):
     db = tmp_path / "live.sqlite3"
     info = run_info("restart", dp=2, pp=2, steps=STEPS)
@@ -50,7 +61,7 @@ def test_a_server_killed_mid_run_loses_and_duplicates_nothing(tmp_path):
         assert wait_until(
             lambda: get_json(server.base, "/api/runs/restart")["status"] == "done", 10
         )
-        stored = get_json(server.base, "/api/runs/restart/steps?limit=20000")["records"]
+        stored = all_steps(server.base, "restart")
     finally:
         server.stop()
     keys = [(r["rank"], r["step"]) for r in stored]
