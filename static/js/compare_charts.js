@@ -6,6 +6,7 @@ import { categorical, CROSS, DIM, KIND, MEMORY_PARTS } from "./palette.js";
 import { CONFIG, whenPlotly } from "./plot.js";
 import { tr } from "./state.js";
 import { CanvasTimeline } from "./timeline_canvas.js";
+import { htmlLegend } from "./chart_legend.js";
 
 const GIB = 1024 ** 3; // display unit only
 
@@ -18,21 +19,6 @@ export function label(cmp, m) {
 const valid = (cmp) => cmp.members.filter((m) => m.valid);
 // A column the core does not rank (forward only: not a training step); older JSON has no flag.
 const unranked = (m) => m.ranked === false;
-
-// A chart's legend as page text under it, not Plotly's: Plotly clips an entry that runs past
-// the plot ("activation‹", "2×4×⁄" at 390 px), where page text wraps to the next line.
-function htmlLegend(div, items) {
-  let box = div.nextElementSibling;
-  if (!box?.classList.contains("chart-legend")) {
-    box = el("div", { class: "legend chart-legend" });
-    div.after(box);
-  }
-  box.replaceChildren(...items.map(([name, color]) => {
-    const item = el("span", { class: "item" });
-    item.append(el("i", { style: `background:${color}` }), name);
-    return item;
-  }));
-}
 
 // Greedy line breaks for a chart note (Plotly does not wrap): break after a space or CJK
 // punctuation, or between CJK characters, so each line fits about px pixels at 11 px.

@@ -2,6 +2,7 @@
 // residuals and the step-time trend. Every number comes from the server; these only draw.
 import { bytes, pct, seconds } from "./fmt.js";
 import { fill, tr } from "./i18n.js";
+import { htmlLegend } from "./chart_legend.js";
 import { CONFIG, whenPlotly } from "./plot.js";
 import { rowLabel } from "./live_timeline.js";
 
@@ -25,8 +26,9 @@ export async function drawBubble(div, tableEl, a) {
     type: "bar", name: causeName(key), x: labels, y: per.map((p) => p[key]), marker: { color },
     hovertemplate: `${causeName(key)}: %{y:.4s}s<extra></extra>`,
   }));
+  htmlLegend(div, Object.entries(CAUSE).map(([key, color]) => [causeName(key), color]));
   const Plotly = await whenPlotly();
-  await Plotly.react(div, traces, { ...small, barmode: "stack", legend: { orientation: "h", y: -0.35 },
+  await Plotly.react(div, traces, { ...small, barmode: "stack", showlegend: false,
     yaxis: { title: { text: tr("live.axis.seconds") } }, xaxis: { tickangle: -40, tickfont: { size: 10 } } }, CONFIG);
   // Shares on the page's one basis (analysis "shares"): the mean rank's step, as the advice.
   const m = a.bubble.mean;
