@@ -1,5 +1,6 @@
 // The scenario form, the header buttons and error display, shared by every view.
 import { params, scenarioQuery, setParams, tr } from "./state.js";
+import { copyText } from "./clipboard.js";
 
 // Text inputs re-fetch once typing pauses; selects and checkboxes at once.
 const TYPING_MS = 400;
@@ -71,25 +72,10 @@ export function updateLinks() {
   if (trace) trace.href = `/api/trace?${sq}`;
 }
 
-async function copy(text) {
-  try {
-    await navigator.clipboard.writeText(text);
-    return true;
-  } catch {
-    // Clipboard API refused (no permission, plain http): the old selection route.
-    const area = Object.assign(document.createElement("textarea"), { value: text });
-    document.body.appendChild(area);
-    area.select();
-    const ok = document.execCommand("copy");
-    area.remove();
-    return ok;
-  }
-}
-
 export function bindHeader() {
   const status = document.getElementById("copy-status");
   document.getElementById("copy-link").addEventListener("click", async () => {
-    const ok = await copy(location.href);
+    const ok = await copyText(location.href);
     status.textContent = ok ? tr("copy.done") : location.href;
     status.dataset.url = location.href;
   });

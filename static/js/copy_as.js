@@ -4,23 +4,9 @@
 // data-query: the URL's scenario at click time), a planner row's or a compare column's.
 import { errorText, fill, lang, tr } from "./i18n.js";
 import { scenarioQuery } from "./state.js";
+import { copyText } from "./clipboard.js";
 
 export const FORMATS = ["megatron", "torchtitan", "torch-csv"];
-
-async function copyText(text) {
-  try {
-    await navigator.clipboard.writeText(text);
-    return true;
-  } catch {
-    // Clipboard API refused (no permission, plain http): the old selection route.
-    const area = Object.assign(document.createElement("textarea"), { value: text });
-    document.body.appendChild(area);
-    area.select();
-    const ok = document.execCommand("copy");
-    area.remove();
-    return ok;
-  }
-}
 
 // The refusal in the page's language: the server's English reason (the fullest), or the
 // catalogue's template for its code filled with its params.

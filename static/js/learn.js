@@ -4,6 +4,7 @@
 import { bindPageHeader } from "./page_header.js";
 import { drawBars } from "./learn_bars.js";
 import { drawGrid, drawTimeline } from "./learn_views.js";
+import { markAnswer } from "./answer.js";
 
 const $ = (id) => document.getElementById(id);
 const data = JSON.parse($("page-data").textContent);
@@ -23,18 +24,7 @@ function bindKeys() {
 // The question answers in place; its links still open the self-test in a new tab.
 function bindQuestion() {
   const card = document.querySelector("[data-question]");
-  const reveal = (letter) => {
-    const right = letter === card.dataset.answer;
-    card.classList.add("answered");
-    card.classList.toggle("right", right);
-    card.classList.toggle("wrong", !right);
-    for (const c of card.querySelectorAll(".choice")) {
-      c.classList.toggle("picked", c.dataset.choice === letter);
-      c.classList.toggle("correct", c.dataset.choice === card.dataset.answer);
-      c.setAttribute("aria-pressed", String(c.dataset.choice === letter));
-    }
-    card.querySelector(".answer").hidden = false;
-  };
+  const reveal = (letter) => markAnswer(card, letter);
   card.addEventListener("click", (ev) => {
     const choice = ev.target.closest(".choice");
     if (!choice || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) return;

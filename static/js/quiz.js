@@ -2,6 +2,7 @@
 // answers in place, writes the answers into the URL (the share link) and keeps every other
 // choice's link current, so opening one in a new tab carries the same progress.
 import { bindPageHeader } from "./page_header.js";
+import { markAnswer } from "./answer.js";
 
 const $ = (id) => document.getElementById(id);
 const questions = [...document.querySelectorAll("[data-question]")];
@@ -24,17 +25,8 @@ function hrefOf(answers) {
 }
 
 function show(card, letter) {
-  const right = letter === card.dataset.answer;
   card.dataset.picked = letter;
-  card.classList.add("answered");
-  card.classList.toggle("right", right);
-  card.classList.toggle("wrong", !right);
-  for (const c of card.querySelectorAll(".choice")) {
-    c.classList.toggle("picked", c.dataset.choice === letter);
-    c.classList.toggle("correct", c.dataset.choice === card.dataset.answer);
-    c.setAttribute("aria-pressed", String(c.dataset.choice === letter));
-  }
-  card.querySelector(".answer").hidden = false;
+  const right = markAnswer(card, letter);
   const toc = document.querySelector(`[data-toc="${card.dataset.question}"]`);
   if (toc) toc.className = right ? "right" : "wrong";
 }
