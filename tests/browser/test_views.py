@@ -204,7 +204,13 @@ def test_zh_toggle_switches_all_visible_text(page, base_url):
         page.click("#lang-toggle")
         page.wait_for_selector(f"body[data-lang=zh][data-ready={view}]")
         page.wait_for_selector("#memory-chart svg, #timeline .main-svg")
-        text = page.inner_text("body")
+        # The formulas' symbols (MathML: r_bubble, t_F) are notation, not English prose.
+        text = page.evaluate(
+            """() => { const body = document.body.cloneNode(true);
+                       body.querySelectorAll("math").forEach((m) => m.remove());
+                       document.documentElement.append(body);
+                       const text = body.innerText; body.remove(); return text; }"""
+        )
         left = sorted(s for s in english if re.search(rf"(?<![\w-]){re.escape(s)}(?![\w-])", text))
         assert left == [], f"English left on the zh {view} page"
         assert "lang=zh" in url_of(page)

@@ -51,6 +51,17 @@ def get_json(base: str, path: str, timeout_s: float = 10.0):
         return json.loads(resp.read())
 
 
+def all_steps(base: str, run: str) -> list[dict]:
+    """Every stored record of a run, page by page: the server bounds a page by its events
+    (issue 26 item 2) and next_since says where the next one starts."""
+    out, since = [], -1
+    while since is not None:
+        page = get_json(base, f"/api/runs/{run}/steps?since={since}&limit=20000")
+        out += page["records"]
+        since = page["next_since"]
+    return out
+
+
 class ServerThread:
     """uvicorn in a thread of this process, stopped through its own handle."""
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import ROOT, TOKEN, ServerProcess, get_json, probe_env
+from support import ROOT, TOKEN, ServerProcess, all_steps, get_json, probe_env
 
 pytestmark = [pytest.mark.probe, pytest.mark.browser, pytest.mark.timeout(300)]
 CHROMIUM = "/usr/bin/chromium"
@@ -75,7 +75,7 @@ def test_a_real_probe_run_arrives_whole_and_is_drawn(tmp_path):
             assert other.locator("#step-slider").input_value() == "2"
             assert not other.locator("#follow").is_checked()
             browser.close()
-        stored = get_json(server.base, f"/api/runs/{RUN}/steps?limit=1000")["records"]
+        stored = all_steps(server.base, RUN)
         status = get_json(server.base, f"/api/runs/{RUN}")
     finally:
         if probe is not None and probe.poll() is None:

@@ -8,7 +8,15 @@ import sqlite3
 import time
 
 import pytest
-from support import TOKEN, ServerProcess, get_json, records, run_info, wait_until
+from support import (
+    TOKEN,
+    ServerProcess,
+    all_steps,
+    get_json,
+    records,
+    run_info,
+    wait_until,
+)
 
 from app.core.inputs.protocol import HelloFrame
 from gpu_probe.reporter import Reporter, Spool
@@ -22,17 +30,6 @@ def _reporters(tmp_path, url, info):
     for rank in range(RANKS):
         spool = Spool(tmp_path / "spool" / f"rank-{rank:05d}.jsonl")
         out.append(Reporter(spool, url, TOKEN, HelloFrame(rank=rank, attempt=0, info=info)))
-    return out
-
-
-def all_steps(base: str, run: str) -> list[dict]:
-    """Every stored record, page by page: the server bounds a page by its events (issue 26),
-    and next_since says where the next one starts."""
-    out, since = [], -1
-    while since is not None:
-        page = get_json(base, f"/api/runs/{run}/steps?since={since}&limit=20000")
-        out += page["records"]
-        since = page["next_since"]
     return out
 
 
