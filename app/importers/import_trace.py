@@ -129,6 +129,11 @@ def report(p: Prepared) -> str:
 def run(args: argparse.Namespace) -> int:
     """The command: 0 when stored, 1 when the server's upload left records unsent, 2 when
     the traces are refused (one line naming the file, group or rank, and why)."""
+    if args.server and not args.server.startswith(("ws://", "wss://")):
+        # An http:// address would make the uploader retry a socket that never opens, forever.
+        print(f"meshscope import-trace: --server {args.server!r} is not an ingest socket: give "
+              "ws://HOST:PORT/ws/ingest (wss:// behind TLS)", file=sys.stderr)  # fmt: skip
+        return 2
     try:
         prepared = prepare(args)
         summary = report(prepared)

@@ -122,3 +122,12 @@ def test_the_report_names_the_rank_that_slept_and_its_phase(db, capsys):
     assert main([str(slow), "--run", "slow", "--db", str(db)]) == 0
     lines = [ln for ln in capsys.readouterr().out.splitlines() if "straggler" in ln]
     assert len(lines) == 1 and lines[0].startswith("  straggler: rank 2, compute +")
+
+
+@pytest.mark.timeout(30)
+def test_an_http_server_address_is_refused_at_once_naming_the_socket_form(capsys):
+    # The uploader only speaks the ingest socket: an http:// address made it retry forever.
+    rc = main([str(GLOO), "--run", "x", "--server", "http://127.0.0.1:9", "--token", "t" * 32])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "--server 'http://127.0.0.1:9'" in err and "ws://HOST:PORT/ws/ingest" in err
