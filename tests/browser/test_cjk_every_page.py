@@ -62,20 +62,28 @@ def test_no_zh_glyph_can_fall_back_to_a_box(bare_fonts_page, base_url, glyphs, p
     else:
         page.goto(f"{base_url}{path}?lang=zh", wait_until="domcontentloaded")
     page.wait_for_timeout(300)
+    canvas = assert_legible(page, glyphs, path)
+    if ready == "overview":  # the canvas check must have had something to check
+        assert any("节点" in text for text, _ in canvas), canvas
+
+
+def assert_legible(page, glyphs: set[int], where: str) -> list[list[str]]:
+    """Every CJK character the open page renders (DOM, selects, canvas text recorded by
+    RECORD_CANVAS) has a glyph in the subset and asks for the shipped face; returns the
+    canvas texts with their fonts, for a page's own checks."""
     shown = page.evaluate(OWN_TEXT)
     canvas = page.evaluate("window.__canvasText")
-    assert shown, "the zh page printed no Chinese at all"
-    if ready == "overview":  # the canvas check below must have something to check
-        assert any("节点" in text for text, _ in canvas), canvas
+    assert shown, f"{where}: the zh page printed no Chinese at all"
     texts = [text for _, text, _ in shown] + [text for text, _ in canvas]
     texts.append(page.evaluate("document.body.innerText"))
     missing = sorted({ch for t in texts for ch in t if is_cjk(ch) and ord(ch) not in glyphs})
-    assert missing == [], f"{path}: no glyph in the subset for {missing}"
+    assert missing == [], f"{where}: no glyph in the subset for {missing}"
     plain = [(tag, text) for tag, text, family in shown if "Meshscope CJK" not in family]
-    assert plain == [], f"{path}: elements whose font stack lacks the shipped face"
+    assert plain == [], f"{where}: elements whose font stack lacks the shipped face"
     bare = [(text, font) for text, font in canvas
             if any(is_cjk(ch) for ch in text) and "Meshscope CJK" not in font]  # fmt: skip
-    assert bare == [], f"{path}: canvas text drawn without the shipped face"
+    assert bare == [], f"{where}: canvas text drawn without the shipped face"
+    return canvas
 
 
 def test_the_compact_zh_units_have_glyphs(glyphs):
