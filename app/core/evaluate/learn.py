@@ -15,6 +15,7 @@ from app.core.evaluate.one_scenario import evaluate
 from app.core.inputs.hardware import HARDWARE, HardwareSpec
 from app.core.inputs.scenario import Scenario
 from app.core.teach.learn import Step, Variant
+from app.core.views.formula_bubble import closed_bubble
 
 # The cost model's memory terms (app/core/cost/memory.py) in the article's four groups;
 # the rest of total_bytes (allocator floor, fragmentation) is "other".
@@ -66,17 +67,17 @@ def variant_json(v: Variant, view: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _bubble(view: Mapping[str, Any]) -> dict[str, Any]:
-    """The drawn timeline's bubble beside the article's (p-1)/(m+p-1) (GPipe, Huang et al.
-    2019 §2.3; the same for 1F1B, Narayanan et al. 2021 §2.2)."""
-    p, m = view["layout"]["sizes"]["pp"], view["schedule"]["microbatches"]
-    return {"p": p, "m": m, "formula": (p - 1) / (m + p - 1),
+def _bubble(s: Scenario, view: Mapping[str, Any]) -> dict[str, Any]:
+    """The drawn timeline's bubble beside the article's closed form, as the bubble card
+    prices it (formula_bubble.closed_bubble: (p-1)/(m+p-1) for this step's 1F1B)."""
+    return {"p": s.pp, "m": s.microbatches, "formula": closed_bubble(s),
             "simulated": view["timeline"]["bubble_fraction"]}  # fmt: skip
 
 
 def widget(step: Step, run: Evaluator) -> dict[str, Any]:
     """The step's widget data; ``run`` is the app's evaluator (its cache) or evaluate."""
-    views = [run(Scenario.model_validate(v.pairs())) for v in step.variants]
+    scenarios = [Scenario.model_validate(v.pairs()) for v in step.variants]
+    views = [run(s) for s in scenarios]
     if step.widget in ("memory", "time"):
         variants = [variant_json(v, view) for v, view in zip(step.variants, views, strict=True)]
         capacity = views[0]["memory"]["capacity_bytes"]
@@ -86,7 +87,7 @@ def widget(step: Step, run: Evaluator) -> dict[str, Any]:
     base = {"kind": step.widget, "label": step.variants[0].label, "query": view["query"]}
     if step.widget == "timeline":
         keep = ("timeline", "schedule", "layout", "memory")
-        return {**base, "view": {k: view[k] for k in keep}, "bubble": _bubble(view)}
+        return {**base, "view": {k: view[k] for k in keep}, "bubble": _bubble(scenarios[0], view)}
     return {**base, "layout": view["layout"], "variant": variant_json(step.variants[0], view)}
 
 
