@@ -42,6 +42,9 @@ class Framework:
     why: str
     # ZeRO-3 gradient accumulation under no_sync (Training.unsharded_grad_accum).
     no_sync_accum: bool = False
+    # The framework's model class keeps the output layer apart from the embedding, whatever
+    # the checkpoint ties (a tied model trains one more vocabulary-sized matrix).
+    unties_head: bool = False
 
 
 FRAMEWORKS: Mapping[str, Framework] = MappingProxyType({
@@ -57,9 +60,13 @@ FRAMEWORKS: Mapping[str, Framework] = MappingProxyType({
     # litgpt finetune/full.py: cross-entropy on the logits, no fp32 buffer (bf16-true), eager
     # LLaMAMLP (F.silu(fc_1(x)) * fc_2(x)), no dropout; rank 0 prints; its fit() accumulates
     # inside fabric.no_backward_sync(model, enabled=is_accumulating), FSDP's no_sync.
+    # litgpt/model.py (84a73fd0, the Gemma row's commit): GPT builds lm_head = nn.Linear and
+    # wte = nn.Embedding and never ties them; scripts/convert_hf_checkpoint.py copies a tied
+    # checkpoint's embedding into lm_head.weight; finetune/full.py refuses tie_embeddings.
     "LitGPT (Lightning Fabric)": Framework(False, False, True, "max", False, False,
                                            "unfused loss; eager gated MLP; no dropout; "
-                                           "no_sync accumulation", no_sync_accum=True),
+                                           "no_sync accumulation; untied head",
+                                           no_sync_accum=True, unties_head=True),
     # transformers Trainer: the model's CrossEntropyLoss; fp32 parameters under AMP, so fp32
     # gradients; eager attention (the rows' V100 has no flash kernels); BERT and GPT-2 train
     # with dropout 0.1 (hidden_dropout_prob, attention_probs_dropout_prob; resid/attn_pdrop).
@@ -150,6 +157,13 @@ def _dtype(precision: str) -> str:
     return "fp16" if precision.startswith("fp16") else "bf16"  # bf16-true, + float8 linears
 
 
+def _tied(m: Any, fw: Framework) -> bool:
+    """Whether the trained model ties its head: never where the framework unties it."""
+    if fw.unties_head:
+        return False
+    return m.tied_embeddings if m.tied_embeddings is not None else not m.gated_mlp
+
+
 def scenario_of(row: MemoryRow) -> Scenario:
     """The row's configuration as a scenario. torchao float8 linears are predicted as bf16:
     the rows themselves show the same memory with and without them (torchtitan Table 1:
@@ -172,7 +186,7 @@ def scenario_of(row: MemoryRow) -> Scenario:
         model="custom", layers=m.layers, hidden=m.hidden, heads=m.heads, kv_heads=m.kv_heads,
         ffn_hidden=m.ffn_hidden, vocab=m.vocab or BERT_VOCAB, seq_len=m.seq_len or 1,
         gated_mlp=m.gated_mlp,
-        tied_embeddings=m.tied_embeddings if m.tied_embeddings is not None else not m.gated_mlp,
+        tied_embeddings=_tied(m, fw),
         learned_positions=m.position_embedding.startswith("learned"),
         dp=p.dp, tp=p.tp, pp=p.pp, order="megatron",
         schedule="interleaved" if interleaved else "1f1b",
