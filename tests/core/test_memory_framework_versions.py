@@ -30,3 +30,49 @@ def test_litgpt_trains_gemma_with_an_untied_head():
     head = 256_000 * 2_048
     at_least = head * (2 / 4 + 4 / 4 + 2)
     assert _allocated(s) - _allocated(tied) >= 0.99 * at_least
+
+
+def test_the_root_units_gradients_peak_at_the_backwards_end():
+    from dataclasses import replace
+
+    from app.core.cost import memory
+    from app.core.inputs.models import ModelSpec
+    from app.core.inputs.training import Training
+
+    # A Gemma-like shape: a 256k vocabulary on a small model, untied (as LitGPT trains it).
+    m = ModelSpec(
+        "g",
+        18,
+        2048,
+        8,
+        512,
+        256_000,
+        16_384,
+        gated_mlp=True,
+        kv_heads=1,
+        tied_embeddings=False,
+        learned_positions=False,  # RoPE
+    )
+    t = Training(zero=3, recompute="full", micro_batch_size=1, master_weights=False)
+    root = 2 * 256_000 * 2048 + 2 * 2048  # embedding, head and the final norm
+    # bf16 gradients and a bf16 reduce-scatter input: 2 + 2 bytes; an fp32 reduce: 2 + 4.
+    assert memory.root_grads_bytes(root, t, 4) == root * 4
+    assert memory.root_grads_bytes(root, replace(t, grad_reduce_fp32=True), 4) == root * 6
+    # Not without sharded gradients, one rank, or DeepSpeed's per-tensor buckets.
+    assert memory.root_grads_bytes(root, replace(t, zero=1), 4) == 0.0
+    assert memory.root_grads_bytes(root, t, 1) == 0.0
+    assert memory.root_grads_bytes(root, replace(t, zero3_per_tensor=True), 4) == 0.0
+    (st,) = memory.stage_memory(m, t, (4, 1, 1), 1, 0, [1])
+    # Only what exceeds the activations and the loss's transient (both gone by then) counts.
+    assert st.root_grads_bytes == root * 4 - (
+        st.activations_bytes + st.logits_transient_bytes + st.recompute_transient_bytes
+    )
+    held = st.weights_bytes + st.grads_bytes + st.grad_accum_bytes + st.optimizer_bytes
+    assert st.allocated_bytes >= held + root * 4
+
+
+def test_gemma_on_four_a10g_is_within_the_target():
+    r = board.predict(ROWS[GEMMA])
+    # Measured 16.23 GiB allocated; -31.4% before the untied head and the root's gradients.
+    assert abs(r.error) <= board.TARGETS["max_abs"], r.error
+    assert r.predicted_fits

@@ -87,9 +87,14 @@ def test_zero_n_plus_1_never_needs_more_than_zero_n(case):
     per_zero = [stages(m, replace(t, zero=z), par, chunks, inflight) for z in range(4)]
     for z, (lower, higher) in enumerate(zip(per_zero, per_zero[1:], strict=False)):
         for a, b in zip(lower, higher, strict=True):
-            assert b.allocated_bytes <= a.allocated_bytes * (1 + 1e-12)
+            # Sharded gradients are reduce-scattered by unit, the root (embedding and head)
+            # last, unsharded at the backward's end (root_grads_bytes): on a model whose
+            # vocabulary is most of it, ZeRO-2 may hold more then than ZeRO-1's whole
+            # gradients. Everything else never grows, and from ZeRO-2 to 3 nothing does.
+            end = b.root_grads_bytes - a.root_grads_bytes if z == 1 else 0.0
+            assert b.allocated_bytes - end <= a.allocated_bytes * (1 + 1e-12)
             if z < 2:
-                assert b.total_bytes <= a.total_bytes * (1 + 1e-12)
+                assert b.total_bytes - end <= a.total_bytes * (1 + 1e-12)
 
 
 @settings(max_examples=300, deadline=None)

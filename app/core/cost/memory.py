@@ -46,6 +46,7 @@ from app.core.cost.memory_transients import (  # noqa: F401
     fragmentation_bytes,
     gather_bytes,
     logits_transient_bytes,
+    root_grads_bytes,
 )
 from app.core.cost.shapes import even_chunk_layers
 from app.core.inputs.hardware import HardwareSpec
@@ -70,6 +71,9 @@ class StageMemory:
     # The backward rebuilds one recomputed layer at a time, after the loss: only what that
     # exceeds the loss's transient by adds to the peak.
     recompute_transient_bytes: float = 0.0
+    # ZeRO-2/3's root unit (embedding and head) at the backward's end, when activations and the
+    # loss's transient are gone: only what its gradients exceed those by adds to the peak.
+    root_grads_bytes: float = 0.0
     fragmentation_bytes: float = 0.0  # reserved by the caching allocator beyond allocated
     floor_bytes: float = 0.0  # CUDA context and NCCL buffers, outside the allocator
 
@@ -87,7 +91,7 @@ class StageMemory:
         return (
             self.weights_bytes + self.grads_bytes + self.grad_accum_bytes + self.optimizer_bytes
             + self.activations_bytes + self.gather_bytes + self.logits_transient_bytes
-            + self.recompute_transient_bytes
+            + self.recompute_transient_bytes + self.root_grads_bytes
         )  # fmt: skip
 
     @property
@@ -120,6 +124,14 @@ def _rates(m: ModelSpec, t: Training, dp: int, tp: int) -> tuple:
         fragmentation_bytes(1.0, t, dp),  # per allocated byte
         units,
     )  # fmt: skip
+
+
+def _root_params(m: ModelSpec, emb: bool, head: bool) -> int:
+    """The embedding and the head a rank holds (a tied head beside its embedding: the norm)."""
+    n = embedding_params(m) if emb else 0
+    if head:
+        n += 2 * m.hidden if (m.tied_embeddings and emb) else head_params(m)
+    return n
 
 
 def stage_memory(
@@ -179,7 +191,9 @@ def stage_memory(
             gather = gather_bytes(unit // tp, params, t, dp)
         states = params * w, params * g * share, params * g * (1.0 - share), params * o
         act, extra = act_layer * kept, max(again - loss, 0.0)
-        allocated = sum(states) + act + gather + loss + extra
+        root = _root_params(m, holds_emb, holds_head) // tp if t.zero >= 2 and dp > 1 else 0
+        at_end = max(root_grads_bytes(root, t, dp) - (act + loss + extra), 0.0)
+        allocated = sum(states) + act + gather + loss + extra + at_end
         out.append(
             StageMemory.of(
                 stage,
@@ -193,6 +207,7 @@ def stage_memory(
                 gather,
                 loss,
                 extra,
+                at_end,
                 allocated * frag,
                 floor,
             )  # fmt: skip

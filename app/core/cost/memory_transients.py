@@ -54,6 +54,22 @@ def gather_bytes(unit_params: int, rank_params: int, t: Training, dp: int) -> fl
     return units * t.element_bytes * (1.0 - 1.0 / dp)
 
 
+def root_grads_bytes(root_params: int, t: Training, dp: int) -> float:
+    """ZeRO-2/3's root unit at the backward's end, bytes per GPU: FSDP wraps each layer and
+    leaves the embedding and the head in the root unit (torchtitan apply_fsdp at 9dec370:
+    fully_shard per block, then fully_shard(model); Lightning FSDPStrategy
+    auto_wrap_policy={Block}, litgpt finetune/full.py), whose gradients are reduce-scattered
+    only once its last parameter, the embedding, has one. Then the root's unsharded 16-bit
+    gradients and their reduce-scatter input exist at once: e + (4 when reduced in fp32, else
+    e) bytes per parameter (FSDP2 _fsdp_collectives.py foreach_reduce copies them into the
+    reduce-scatter buffer; FSDP1 flat parameters: SplitWithSizesBackward cats them into the
+    flat gradient). SHARD_GRAD_OP (ZeRO-2) reduces by the same units; DeepSpeed's per-tensor
+    ZeRO-3 reduces each tensor in buckets instead."""
+    if t.zero < 2 or dp == 1 or t.zero3_per_tensor:
+        return 0.0
+    return root_params * (t.element_bytes + t.grad_bytes)
+
+
 def fragmentation_bytes(allocated: float, t: Training, dp: int) -> float:
     """What the caching allocator reserves beyond the peak of live tensors: FRAGMENTATION of
     the reserved pool where ZeRO-3 gathers parameters, reserved = allocated / (1 - 0.15)."""
