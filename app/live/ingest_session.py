@@ -15,6 +15,7 @@ import json
 import time
 from dataclasses import dataclass
 
+import msgspec
 from pydantic import ValidationError
 
 from app.core.inputs.protocol import (
@@ -23,10 +24,10 @@ from app.core.inputs.protocol import (
     ErrorFrame,
     HeartbeatFrame,
     HelloFrame,
-    ProbeRecord,
     RecordFrame,
     parse_frame,
 )
+from app.core.inputs.protocol_fast import AnyRecord, parse_record_frame, with_events
 from app.core.layout.topology import Layout, parse_order
 from app.live.services import Live
 from app.live.store import RowRejected, Welcome
@@ -81,7 +82,7 @@ def _over_bounds(exc: ValidationError) -> bool:
     return any(e["loc"] == ("hello",) and e["type"] == "value_error" for e in exc.errors())
 
 
-def fit_events(rec: ProbeRecord, cap: int) -> ProbeRecord | None:
+def fit_events(rec: AnyRecord, cap: int) -> AnyRecord | None:
     """The record within ``cap`` events, as the probe keeps within MAX_EVENTS: TP pulses go
     first, then sends, then receives, each counted in ``dropped_events``; None when its
     compute alone is over. The cap is the run's share of a step the analysis can read."""
@@ -103,7 +104,16 @@ def fit_events(rec: ProbeRecord, cap: int) -> ProbeRecord | None:
     if len(events) > cap:
         return None
     dropped = min(rec.dropped_events + len(rec.events) - len(events), MAX_DROPPED_EVENTS)
-    return rec.model_copy(update={"events": events, "dropped_events": dropped})
+    return with_events(rec, events, dropped)
+
+
+def _fast_record(text: str) -> AnyRecord | None:
+    """A record frame by the fast decoder (app.core.inputs.protocol_fast), or None: anything
+    it refuses goes to parse_frame, which refuses, names and counts it as it always did."""
+    try:
+        return parse_record_frame(text)
+    except (msgspec.MsgspecError, ValueError, RecursionError):
+        return None
 
 
 class Session:
@@ -119,6 +129,9 @@ class Session:
             return self._strike("binary frames are not part of protocol v1; send JSON text")
         if len(text) > self.live.config.max_frame_bytes:
             return self._strike(f"frame of {len(text)} bytes exceeds the cap")
+        rec = _fast_record(text)
+        if rec is not None:
+            return self._on_record(rec)
         try:
             frame = parse_frame(text)
         except ValidationError as exc:
@@ -184,7 +197,7 @@ class Session:
         ack = AckFrame(run=info.run, rank=hello.rank, attempt=attempt, step=step)
         return [ack.model_dump_json()]
 
-    def _on_record(self, rec: ProbeRecord) -> list:
+    def _on_record(self, rec: AnyRecord) -> list:
         problem = self._check(rec)
         if problem:
             return self._strike(problem)
@@ -198,7 +211,7 @@ class Session:
         what = f"record of step {rec.step} (attempt {rec.attempt})"
         return [PendingAck(future, ack.model_dump_json(), what)]
 
-    def _check(self, rec: ProbeRecord) -> str | None:
+    def _check(self, rec: AnyRecord) -> str | None:
         """Cross-checks against this connection's hello: the record must be its rank's."""
         hello = self.hello
         if hello is None:

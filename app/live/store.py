@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.fidelity.measured import RankBreakdown, breakdown
-from app.core.inputs.protocol import ProbeRecord, RunInfo
+from app.core.inputs.protocol import RunInfo
+from app.core.inputs.protocol_fast import AnyRecord, record_json
 from app.live import summary
 from app.live.schema import INSERT_STEP, SCHEMA, connect, migrate
 from app.live.undo import UndoLog
@@ -183,9 +184,9 @@ class Store:
         ).fetchone()
         return Welcome(None if found is None else (found[0], found[1]))
 
-    def _record(self, rec: ProbeRecord, now: float) -> Outcome:
+    def _record(self, rec: AnyRecord, now: float) -> Outcome:
         # Summarised here, on the writer thread, to keep the event loop free for sockets.
-        b, text = breakdown(rec), rec.model_dump_json(exclude_none=True)
+        b, text = breakdown(rec), record_json(rec)
         starts = self._attempt_starts(rec.run, rec.rank)
         newer = [s for a, s in starts.items() if a > rec.attempt]
         superseded = bool(newer) and rec.step >= min(newer)
@@ -195,20 +196,13 @@ class Store:
         )  # fmt: skip
         if self.conn.execute(INSERT_STEP, row).rowcount == 0:
             return Outcome(stored=False, superseded=superseded, breakdown=b)
-        resumes = rec.step < starts.get(rec.attempt, rec.step + 1)
-        if resumes:
-            self._undo.set(starts, rec.attempt, rec.step)
-            n = self.conn.execute(
-                "UPDATE steps SET superseded = 1 WHERE run = ? AND rank = ? AND attempt < ?"
-                " AND step >= ? AND superseded = 0",
-                (rec.run, rec.rank, rec.attempt, rec.step),
-            ).rowcount
-            summary.add_superseded(self.conn, rec.run, n)
-        summary.add_superseded(self.conn, rec.run, int(superseded))
-        if resumes:  # recounted, this row included
+        n = self._supersede_older(rec, starts)
+        summary.add_superseded(self.conn, rec.run, n + int(superseded))
+        found = None
+        if n:  # recounted, this row included
             summary.resumed(self.conn, rec.run, rec.rank, rec.step)
         elif not superseded:
-            summary.add_current(
+            found = summary.add_current(
                 self.conn, rec.run, rec.rank, rec.step, rec.attempt, b.step_time_s, rec.loss
             )
         self.conn.execute(
@@ -216,14 +210,32 @@ class Store:
             " WHERE run = ?",
             (now, rec.t0 + b.step_time_s, rec.run),
         )
-        done = None if superseded else self._step_done(rec.run, rec.step)
+        done = None if superseded else self._step_done(rec.run, rec.step, found)
         return Outcome(stored=True, superseded=superseded, breakdown=b, done=done)
 
-    def _stop(self, rec: ProbeRecord, now: float) -> bool:
+    def _supersede_older(self, rec: AnyRecord, starts: dict[int, int]) -> int:
+        """Mark the rank's rows of lower attempts at step >= rec.step superseded, when the
+        record starts its attempt earlier than known; returns how many rows it marked. The
+        first record of a rank's first attempt starts it too, but with no lower attempt
+        stored it marks nothing: that is no resume, and recounting the run's steps from
+        there (O(the run's rows), once per rank) was most of a 1,024-rank run's ingest CPU."""
+        if rec.step >= starts.get(rec.attempt, rec.step + 1):
+            return 0
+        older = any(a < rec.attempt for a in starts)
+        self._undo.set(starts, rec.attempt, rec.step)
+        if not older:
+            return 0
+        return self.conn.execute(
+            "UPDATE steps SET superseded = 1 WHERE run = ? AND rank = ? AND attempt < ?"
+            " AND step >= ? AND superseded = 0",
+            (rec.run, rec.rank, rec.attempt, rec.step),
+        ).rowcount
+
+    def _stop(self, rec: AnyRecord, now: float) -> bool:
         """A partial record (``rec.stopped``): the step this rank did not finish. Stored
         once (a resend is ignored); True when it is new."""
         row = (rec.run, rec.rank, rec.step, rec.attempt, rec.t0, now, rec.stopped or "",
-               rec.model_dump_json(exclude_none=True))  # fmt: skip
+               record_json(rec))  # fmt: skip
         cur = self.conn.execute(
             "INSERT OR IGNORE INTO stops (run, rank, step, attempt, t0, received, reason, record)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -254,14 +266,15 @@ class Store:
             self._undo.set(self._starts, key, {a: s for a, s in rows})
         return self._starts[key]
 
-    def _step_done(self, run: str, step: int) -> StepDone | None:
+    def _step_done(self, run: str, step: int, found=None) -> StepDone | None:
         world = self._world.get(run)
         if world is None:
             row = self.conn.execute("SELECT world FROM runs WHERE run = ?", (run,)).fetchone()
             world = row[0] if row else 0
             self._undo.set(self._world, run, world)
-        # The step's summary row (app.live.summary): one key lookup, not a count of its rows.
-        found = summary.step_of(self.conn, run, step)
+        # The step's summary row (app.live.summary): add_current's RETURNING when it ran,
+        # else one key lookup; not a count of its rows.
+        found = found or summary.step_of(self.conn, run, step)
         if found is None:
             return None
         n, slowest, attempt = found
