@@ -76,3 +76,26 @@ def test_gemma_on_four_a10g_is_within_the_target():
     # Measured 16.23 GiB allocated; -31.4% before the untied head and the root's gradients.
     assert abs(r.error) <= board.TARGETS["max_abs"], r.error
     assert r.predicted_fits
+
+
+ISSUE191 = "torchtitan-issue191-13b-dp2-tp4-fsdp1"
+
+
+def test_april_2024_per_op_sac_kept_no_reduce_scatter_outputs():
+    from dataclasses import replace
+
+    from app.core.cost.memory_activations import activation_bytes_per_layer
+    from app.core.inputs.models import ModelSpec
+    from app.core.inputs.training import Training
+
+    # Llama 2 13B at TP 4 with SP: the two reduce-scatter outputs are 2 x 2 bytes x h/t per
+    # token of torchtitan's per-op SAC count (parallelize_llama.py _save_list).
+    m = ModelSpec("l", 40, 5120, 40, 4096, 32_000, 13_824, gated_mlp=True, kv_heads=40)
+    t = Training(recompute="selective", selective_ac="op", sequence_parallel=True)
+    kept = activation_bytes_per_layer(m, t, 4)
+    legacy = activation_bytes_per_layer(m, replace(t, sac_saves_reduce_scatter=False), 4)
+    assert kept - legacy == 4 * 5120 / 4 * 4096
+    assert board.training_change(ROWS[ISSUE191]) == {"sac_saves_reduce_scatter": False}
+    assert board.training_change(ROWS["torchtitan-202412-t4-70b-fsdp32-tp8"]) == {}
+    r = board.predict(ROWS[ISSUE191])
+    assert r.predicted_fits and abs(r.error) <= 0.05, (r.predicted_gib, r.error)

@@ -66,7 +66,7 @@ def _op_sac_bytes(m: ModelSpec, t: Training, tp: int) -> float:
     kept += (2.0 * h + 2.0 * k + 2.0 * h + 2.0 * f) / tp  # wq, wv, attention output, w1/fc1
     if m.gated_mlp:
         kept += 2.0 * h  # w2's output: whole h (under TP, the partial sums before the reduce)
-    if sp:
+    if sp and t.sac_saves_reduce_scatter:
         kept += 4.0 * h / tp  # the two reduce-scatter outputs
     return kept
 

@@ -80,6 +80,11 @@ class Training:
     # model gradients (instead of gradient shards) until the eventual sync"; Lightning's
     # no_backward_sync, as litgpt finetune/full.py uses it). Off: every backward reduces.
     unsharded_grad_accum: bool = False
+    # Whether per-op SAC keeps the sequence-parallel reduce-scatter outputs: torchtitan's
+    # _save_list names the native op from 7419d7138 (2024-04-10, "fix SAC to use the correct
+    # reduce_scatter op"); before, it named the legacy c10d_functional op, which DTensor no
+    # longer dispatched (pytorch #120370, native funcol by default), so none were kept.
+    sac_saves_reduce_scatter: bool = True
 
     @property
     def passes(self) -> int:
