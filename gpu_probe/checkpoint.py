@@ -17,10 +17,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
 import torch.distributed as dist
+
+from gpu_probe.model import shard_dims
 
 MARKER = "COMPLETE.json"
 
@@ -119,3 +122,15 @@ def _write_atomic(path: Path, payload: dict) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(payload, sort_keys=True))
     os.replace(tmp, path)
+
+
+def dump_params(directory: Path, ctx, params: dict, chunks: list) -> None:
+    """--dump-params: this rank's parameters and their TP shard dims, for the tests that
+    compare them with a single-process reference."""
+    directory.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "coord": asdict(ctx.coord),
+        "params": {n: p.detach().cpu().clone() for n, p in params.items()},
+        "shard_dims": {n: d for c in chunks for n, d in shard_dims(c).items()},
+    }
+    torch.save(payload, directory / f"params-rank{ctx.rank:05d}.pt")

@@ -66,6 +66,10 @@ class ProbeConfig:
     dump_params: str | None = None
     kill_at: tuple[int, int] | None = None  # (rank, step): fault injection for tests
     hang_at: tuple[int, int] | None = None
+    profile: str | None = None  # --profile: torch.profiler traces go here ("" = default dir)
+    profile_steps: int = 3
+    slow_rank: int | None = None  # testing: this rank sleeps slow_ms in each forward
+    slow_ms: float = 0.0
     report_flush_timeout_s: float = 10.0
     quiet: bool = False
 
@@ -132,6 +136,24 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--bench-collectives", action="store_true")
     b.add_argument("--bench-max-bytes", type=int, default=None)
     b.add_argument("--dump-params", default=None, metavar="DIR")
+    b.add_argument(
+        "--profile",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="DIR",
+        help="write a torch.profiler trace per rank (rankK_trace.json.gz) to DIR "
+        "(default OUT/traces) for --profile-steps steps after one warm-up step",
+    )
+    b.add_argument("--profile-steps", type=int, default=3)
+    b.add_argument(
+        "--slow-rank",
+        type=int,
+        default=None,
+        metavar="RANK",
+        help="testing: this rank sleeps --slow-ms in each forward (a slow GPU)",
+    )
+    b.add_argument("--slow-ms", type=float, default=0.0)
     return p
 
 
@@ -160,6 +182,8 @@ def parse_args(argv: list[str] | None) -> ProbeConfig:
         bench_max_bytes=a.bench_max_bytes, timing=not a.no_timing, dump_params=a.dump_params,
         kill_at=_parse_fault("--kill-at", a.kill_at),
         hang_at=_parse_fault("--hang-at", a.hang_at),
+        profile=a.profile, profile_steps=a.profile_steps, slow_rank=a.slow_rank,
+        slow_ms=a.slow_ms,
         report_flush_timeout_s=a.report_flush_timeout,
         quiet=a.quiet,
     )  # fmt: skip
@@ -201,6 +225,10 @@ def validate(cfg: ProbeConfig) -> None:
         raise ConfigError("--checkpoint-every needs --checkpoint-dir")
     if cfg.resume and not cfg.checkpoint_dir:
         raise ConfigError("--resume needs --checkpoint-dir")
+    if cfg.slow_rank is not None and not 0 <= cfg.slow_rank < cfg.world_size:
+        raise ConfigError(f"--slow-rank {cfg.slow_rank} is not a rank of {cfg.world_size}")
+    if not 0 <= cfg.slow_ms <= 60_000:
+        raise ConfigError(f"--slow-ms must be in [0, 60000], got {cfg.slow_ms}")
     if cfg.peak_tflops is not None and not 0 < cfg.peak_tflops <= 100_000:
         raise ConfigError(f"--peak-tflops must be in (0, 100000], got {cfg.peak_tflops}")
 
@@ -235,6 +263,7 @@ def _check_positive(cfg: ProbeConfig) -> None:
         "--microbatch-size": (m.microbatch_size, 1),
         "--keep-checkpoints": (cfg.keep_checkpoints, 1),
         "--steps": (cfg.steps, 0), "--checkpoint-every": (cfg.checkpoint_every, 0),
+        "--profile-steps": (cfg.profile_steps, 1),
     }  # fmt: skip
     for flag, (value, low) in minimums.items():
         if value < low:

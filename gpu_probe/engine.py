@@ -25,6 +25,7 @@ when it ends. DualPipe's two copies of a stage sum their gradients after the ste
 
 from __future__ import annotations
 
+import time
 from contextlib import nullcontext
 
 import torch
@@ -61,6 +62,7 @@ class PipelineEngine:
         channel: PipeChannel,
         timer,
         autocast_dtype: torch.dtype | None = None,
+        slow_s: float = 0.0,
     ) -> None:
         pp, stage = ctx.size("pp"), ctx.coord.pp
         self.schedule, self.microbatches, self.ctx = schedule, microbatches, ctx
@@ -72,6 +74,7 @@ class PipelineEngine:
         self.split = schedule in SPLIT_BACKWARD
         self.forward_only = schedule in FORWARD_ONLY
         self.autocast_dtype = autocast_dtype
+        self.slow_s = slow_s  # --slow-rank: a sleep in each forward, as a slow GPU would take
         self.current: Action | None = None  # for error messages
         self._capture: list | None = None
         if self.split:
@@ -107,6 +110,8 @@ class PipelineEngine:
         with self.timer.span("F", a.microbatch, a.chunk), grad_mode, self._autocast():
             self._capture = [] if self.split and not self.forward_only else None
             out = chunk(x)
+            if self.slow_s:
+                time.sleep(self.slow_s)
             if chunk.is_last:
                 out = lm_loss(out, self.batch.targets[a.microbatch]) / self.microbatches
                 self._losses.append(out.detach())

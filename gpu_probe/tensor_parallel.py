@@ -34,12 +34,13 @@ class TPComm:
 
     def all_reduce(self, tensor: torch.Tensor) -> torch.Tensor:
         """Sum ``tensor`` in place across the TP group, timed as one ``tp`` event."""
-        span = self.timer.start("tp")
-        try:
-            dist.all_reduce(tensor, group=self.group)
-        except RuntimeError as err:
-            raise CommError(f"tp all-reduce over ranks {self.ranks} failed: {err}") from err
-        self.timer.stop(span)
+        with self.timer.range(f"tp all_reduce ranks={self.ranks}"):  # names gloo's group
+            span = self.timer.start("tp")
+            try:
+                dist.all_reduce(tensor, group=self.group)
+            except RuntimeError as err:
+                raise CommError(f"tp all-reduce over ranks {self.ranks} failed: {err}") from err
+            self.timer.stop(span)
         return tensor
 
 

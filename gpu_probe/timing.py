@@ -14,6 +14,11 @@ Three implementations share one interface (``begin_step``, ``start``/``stop``, `
 ``action`` holds the (microbatch, chunk) of the pipeline action in progress so nested
 intervals (the TP all-reduces inside a forward) are labelled with it.
 
+With ``ranges`` set (``--profile``), ``span`` and ``range`` also open a torch.profiler
+``record_function`` range named as the schedule's action (``F3.0``: kind, microbatch, chunk;
+``optimizer``) or as the caller says (a collective's ``tp all_reduce ranks=[0, 1]``), so a
+Kineto trace of the run tells the actions apart (app/core/traces/classify.py reads them).
+
 ``interrupted`` is ``finish`` for a step that failed: the intervals still open (the
 collective or receive that failed, left open when it raised) are closed now, so the one
 that ends last is what the rank was doing. It never waits on the device: after a failed
@@ -24,11 +29,12 @@ collective a synchronisation may never return, so the CUDA timer reads its host-
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.profiler import record_function
 
 
 @dataclass
@@ -50,6 +56,7 @@ class _Timer:
         self.action: tuple[int | None, int | None] = (None, None)
         self.spans: list[Span] = []
         self.t0_wall = 0.0
+        self.ranges = False  # --profile: name spans as record_function ranges
 
     def start(
         self, kind: str, microbatch: int | None = None, chunk: int | None = None, peer=None
@@ -66,11 +73,16 @@ class _Timer:
 
     @contextmanager
     def span(self, kind: str, microbatch=None, chunk=None, peer=None):
-        s = self.start(kind, microbatch, chunk, peer)
-        try:
-            yield s
-        finally:
-            self.stop(s)
+        with self.range(range_name(kind, microbatch, chunk)):
+            s = self.start(kind, microbatch, chunk, peer)
+            try:
+                yield s
+            finally:
+                self.stop(s)
+
+    def range(self, name: str | None):
+        """A record_function range when profiling, else nothing."""
+        return record_function(name) if self.ranges and name else nullcontext()
 
     def begin_step(self) -> None:
         self.spans = []
@@ -172,6 +184,14 @@ def _event(s: Span, start: float, end: float, cpu: float | None) -> dict:
     if cpu is not None:
         event["cpu"] = max(cpu, 0.0)
     return event
+
+
+def range_name(kind: str, microbatch: int | None, chunk: int | None) -> str | None:
+    """The trace range of a span: F/B/W as the schedules' compact actions (F3.0), optim as
+    ``optimizer``; None for the kinds that are not ranges (collectives are named by callers)."""
+    if kind in ("F", "B", "W") and microbatch is not None:
+        return f"{kind}{microbatch}.{chunk or 0}"
+    return "optimizer" if kind == "optim" else None
 
 
 def make_timer(enabled: bool, device: torch.device) -> _Timer:

@@ -24,17 +24,18 @@ from app.core.inputs.protocol import (
     RunInfo,
 )
 from app.core.schedules import FORWARD_ONLY, TWO_COPIES, virtual_stage
-from gpu_probe.checkpoint import Checkpointer
+from gpu_probe.checkpoint import Checkpointer, dump_params
 from gpu_probe.config import ProbeConfig
 from gpu_probe.copies import stage_of
 from gpu_probe.data import shard_batch
 from gpu_probe.engine import PipelineEngine
 from gpu_probe.errors import CommError, StepError
 from gpu_probe.mesh import MeshContext
-from gpu_probe.model import GPTChunk, init_parameters, shard_dims
+from gpu_probe.model import GPTChunk, init_parameters
 from gpu_probe.p2p import PipeChannel
 from gpu_probe.peak_memory import memory_fields
 from gpu_probe.peak_memory import reset as reset_peak_memory
+from gpu_probe.profiling import StepProfiler
 from gpu_probe.reporter import Reporter, Spool
 from gpu_probe.tensor_parallel import TPComm
 from gpu_probe.timing import make_timer
@@ -57,6 +58,7 @@ class Trainer:
         self.engine = PipelineEngine(
             cfg.schedule, cfg.microbatches, cfg.virtual_stages, ctx, self.chunks,
             self.channel, self.timer, autocast_dtype=torch.bfloat16 if bf16 else None,
+            slow_s=cfg.slow_ms / 1e3 if cfg.slow_rank == ctx.rank else 0.0,
         )  # fmt: skip
         self.checkpointer = self._checkpointer()
         self.phase = "setup"
@@ -69,26 +71,33 @@ class Trainer:
     def train(self) -> None:
         start = self._restore()
         attempt, self.reporter = self._open_reporter(start)
+        profiler = StepProfiler(self.cfg, self.ctx.rank, self.out_dir, self.cfg.steps - start)
+        self.timer.ranges = profiler.on  # --profile: actions become record_function ranges
         try:
-            for step in range(start, self.cfg.steps):
-                self._inject_fault(step, attempt)
-                try:
-                    record = self.run_step(step, attempt)
-                except StepError as err:
-                    self._report_stopped(step, attempt, err)
-                    raise
-                self.reporter.publish((attempt, step), record.model_dump_json(exclude_none=True))
-                if not self.cfg.quiet and self.ctx.rank == 0:
-                    print(f"[probe] step {step} done", flush=True)
-                if self.checkpointer and self.checkpointer.due(step + 1):
-                    self._guard(step, "checkpoint save", self._save, step + 1)
+            with profiler:
+                for step in range(start, self.cfg.steps):
+                    self._inject_fault(step, attempt)
+                    try:
+                        record = self.run_step(step, attempt)
+                    except StepError as err:
+                        self._report_stopped(step, attempt, err)
+                        raise
+                    profiler.step()
+                    self._publish(step, attempt, record)
         except BaseException:
             self.stop_reporting(f"{self.ctx.describe()} failed")  # flush what we can
             raise
         self.reporter.close(self.cfg.report_flush_timeout_s, finished=True)
         self._say_unsent(self.reporter.unsent(), len(self.reporter.spool.records()))
         if self.cfg.dump_params:
-            self.dump_params(Path(self.cfg.dump_params))
+            dump_params(Path(self.cfg.dump_params), self.ctx, self.params, self.chunks)
+
+    def _publish(self, step: int, attempt: int, record: ProbeRecord) -> None:
+        self.reporter.publish((attempt, step), record.model_dump_json(exclude_none=True))
+        if not self.cfg.quiet and self.ctx.rank == 0:
+            print(f"[probe] step {step} done", flush=True)
+        if self.checkpointer and self.checkpointer.due(step + 1):
+            self._guard(step, "checkpoint save", self._save, step + 1)
 
     def stop_reporting(self, why: str, timeout_s: float = 3.0) -> None:
         """A failure or a signal: flush for a bounded time and say what stays unsent."""
@@ -173,7 +182,8 @@ class Trainer:
         group = self.ctx.group("dp")
         if group is None:
             return
-        with self.timer.span("dp"):
+        ranks = self.ctx.layout.group("dp", self.ctx.rank)
+        with self.timer.range(f"dp all_reduce ranks={ranks}"), self.timer.span("dp"):
             params = list(self.params.values())
             grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
             flat = torch.cat([g.reshape(-1) for g in grads])
@@ -284,12 +294,3 @@ class Trainer:
         spool.keep_before(start)
         hello = HelloFrame(rank=self.ctx.rank, attempt=attempt, info=self.info)
         return attempt, Reporter(spool, self.cfg.server, self.cfg.token, hello)
-
-    def dump_params(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        payload = {
-            "coord": asdict(self.ctx.coord),
-            "params": {n: p.detach().cpu().clone() for n, p in self.params.items()},
-            "shard_dims": {n: d for c in self.chunks for n, d in shard_dims(c).items()},
-        }
-        torch.save(payload, directory / f"params-rank{self.ctx.rank:05d}.pt")

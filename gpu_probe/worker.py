@@ -25,6 +25,7 @@ from gpu_probe import device_peak
 from gpu_probe.collectives import bench_collectives
 from gpu_probe.config import ConfigError, ProbeConfig
 from gpu_probe.mesh import build_mesh
+from gpu_probe.profiling import trace_dir
 from gpu_probe.train import Trainer
 
 
@@ -149,6 +150,10 @@ def run_rank(cfg: ProbeConfig, env: RankEnv) -> None:
         terminator.on_signal = trainer.stop_reporting
         trainer.train()
     dist.barrier()  # nobody tears down the store while a peer still needs it
+    traces = trace_dir(cfg, out_dir)
+    if traces is not None and env.rank == 0 and not cfg.bench_collectives:
+        # After the barrier: every rank has written its trace (Trainer.train returned).
+        print(f"[probe] torch.profiler traces ({cfg.world_size} ranks): {traces}", flush=True)
     dist.destroy_process_group()
 
 

@@ -157,13 +157,17 @@ def _db(args: argparse.Namespace) -> Path:
     return Settings().db
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="meshscope import-trace",
         description="Import PyTorch profiler traces (one per rank) as a measured run.",
     )
     add_arguments(parser)
-    return run(parser.parse_args(argv))
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run(parse(argv))
 
 
 if __name__ == "__main__":

@@ -54,7 +54,10 @@ def _instances(traces: Sequence[RankTrace], layout: Layout) -> tuple[Instances, 
                 elif s.kind in ("send", "recv") and s.peer is not None:
                     pair = (t.rank, s.peer) if s.kind == "send" else (s.peer, t.rank)
                     key = (st.step, *pair)
-                    p2p[(*key, seen[key])][t.rank] = s.end_us
+                    # A send's start: an asynchronous send (isend) ends when its sender
+                    # next looks, long after the data left; no receive ends before it starts.
+                    at = s.start_us if s.kind == "send" else s.end_us
+                    p2p[(*key, seen[key])][t.rank] = at
                     seen[key] += 1
     return coll, p2p
 
@@ -72,10 +75,11 @@ def _pair_medians(instances: Instances) -> dict[tuple[int, int], float]:
 
 
 def _p2p_medians(instances: Instances) -> dict[tuple[int, int], float]:
-    """offset_b - offset_a from transfers: a receive ends a lag after its send's end, so
+    """offset_b - offset_a from transfers: a receive ends a lag after its send starts, so
     with transfers both ways the lag cancels (NTP's two-way estimate, RFC 5905 §8):
-    (d_ab - d_ba) / 2, each d the least recv end minus send end in that direction (the
-    least-delayed sample, as NTP's clock filter keeps, RFC 5905 §10)."""
+    (d_ab - d_ba) / 2, each d the least recv end minus send start in that direction (the
+    least-delayed sample, as NTP's clock filter keeps, RFC 5905 §10: a receive already
+    waiting when its send was posted, so the lag is the transfer alone)."""
     lags: dict[tuple[int, int], list[float]] = defaultdict(list)
     for (_, src, dst, _k), ends in instances.items():
         if src in ends and dst in ends:

@@ -17,6 +17,15 @@ ACTION = re.compile(r"^([FBW])[ _]?(\d+)(?:[._ ](\d+))?$")
 P2P_SEND = frozenset({"send", "isend"})
 P2P_RECV = frozenset({"recv", "recv_", "irecv", "recvanysource", "recv_anysource"})
 NOT_A_TRANSFER = frozenset({"wait", "init", "barrier_wait", "coalesced", ""})
+# A range that names the process group of the collectives inside it, as the probe writes
+# around each gloo collective (gloo's annotations carry no group): "tp all_reduce ranks=[2, 3]".
+GROUP_RANGE = re.compile(r"ranks=\[([\d, ]+)\]")
+
+
+def range_group(name: str) -> tuple[int, ...] | None:
+    """The group a ``... ranks=[a, b]`` range names, else None."""
+    m = GROUP_RANGE.search(name)
+    return group_ranks(f"[{m[1]}]") if m else None
 
 
 def action(name: str) -> tuple[str, int, int | None] | None:

@@ -7,12 +7,14 @@ Where each kind comes from, best source first:
           of the autograd engine's ops (``autograd::engine::evaluate_function``) in the step
   optim   Optimizer.step / zero_grad ranges;  data: DataLoader ranges
   comms   GPU kernels tagged with ``Collective name`` (when data moved on the device), else
-          the backend's ``gloo:``/``nccl:`` annotations, else record_param_comms itself
+          the backend's ``gloo:``/``nccl:`` annotations (their group from an enclosing
+          ``... ranks=[a, b]`` range when the loop names one), else record_param_comms
 Only the events named above are kept, so a file's memory is its JSON and these spans.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import replace
@@ -61,6 +63,7 @@ class _Collected:
         self.autograd: list[tuple[float, float]] = []
         self.kernels: list[Span] = []
         self.notes: list[tuple[str, float, float, tuple]] = []
+        self.group_ranges: list[tuple[float, float, tuple[int, ...]]] = []
         self.param_comms: list[Span] = []
         self.p2p_peers: dict[tuple, list[int | None]] = defaultdict(list)
         self.cuda = False
@@ -97,6 +100,8 @@ class _Collected:
             self.steps.append((int(step[1]), start, end, thread))
         elif classify.annotation_op(name) is not None:
             self.notes.append((name, start, end, thread))
+        elif (group := classify.range_group(name)) is not None:
+            self.group_ranges.append((start, end, group))
         elif classify.action(name) or classify.phase(name):  # not every module's range
             self.ranges.append((name, start, end, thread))
 
@@ -146,6 +151,7 @@ def _comms(c: _Collected, rank: int) -> list[Span]:
         found = [replace(k, exposed=tuple(intervals.uncovered(k.start_us, k.end_us, busy)))
                  for k in c.kernels]  # fmt: skip
     elif c.notes:
+        c.group_ranges.sort()
         found, seen = [], Counter()
         for name, start, end, thread in c.notes:
             op = classify.annotation_op(name) or ""
@@ -153,7 +159,8 @@ def _comms(c: _Collected, rank: int) -> list[Span]:
             peers = c.p2p_peers.get((thread, kind), [])
             peer = peers[seen[(thread, kind)]] if seen[(thread, kind)] < len(peers) else None
             seen[(thread, kind)] += 1
-            found.append(Span("coll", start, end, op=op, peer=peer))
+            group = _named_group(c.group_ranges, start)
+            found.append(Span("coll", start, end, op=op, peer=peer, group=group))
     else:
         found = c.param_comms
     out = []
@@ -166,6 +173,13 @@ def _comms(c: _Collected, rank: int) -> list[Span]:
             peer = s.group[0] if s.group[1] == rank else s.group[1]
         out.append(replace(s, kind=kind, peer=peer))
     return out
+
+
+def _named_group(ranges: list, start: float) -> tuple[int, ...] | None:
+    """The group of the ``ranks=[...]`` range an annotation starts in (gloo runs it on a
+    worker thread while the caller's thread waits inside the range), else None."""
+    i = bisect_right(ranges, (start, float("inf"))) - 1
+    return ranges[i][2] if i >= 0 and ranges[i][0] <= start < ranges[i][1] else None
 
 
 def _compute(c: _Collected, main: tuple) -> list[Span]:
