@@ -99,3 +99,9 @@ def test_april_2024_per_op_sac_kept_no_reduce_scatter_outputs():
     assert board.training_change(ROWS["torchtitan-202412-t4-70b-fsdp32-tp8"]) == {}
     r = board.predict(ROWS[ISSUE191])
     assert r.predicted_fits and abs(r.error) <= 0.05, (r.predicted_gib, r.error)
+
+
+def test_fsdp_rows_that_reduce_in_fp32_price_an_fp32_reduce_scatter_input():
+    titan = board.scenario_of(ROWS["torchtitan-202412-t1-8b-fsdp8-base"])
+    assert titan.grad_reduce_fp32  # training.mixed_precision_reduce = float32
+    assert not board.scenario_of(ROWS[GEMMA]).grad_reduce_fp32  # Lightning bf16-true

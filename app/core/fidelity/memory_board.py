@@ -169,6 +169,7 @@ def scenario_of(row: MemoryRow) -> Scenario:
         fused_cross_entropy=fused_loss, dropout=fw.dropout,
         fused_swiglu=fw.fused_swiglu and "legacy" not in row.framework, hardware=hw,
         autocast="AMP" in t.precision, unsharded_grad_accum=fw.no_sync_accum,
+        grad_reduce_fp32="fp32 reduce" in t.grad_dtype,
         hbm_gib=hbm if hbm and hbm != REGISTRY[hw].hbm_gib else None,
     )  # fmt: skip
 
