@@ -41,7 +41,7 @@ class ViewState(BaseModel):
     lang: Lang = "en"  # one of the catalogues' languages (validation context)
     rank: int | None = Field(None, ge=0, description="selected rank")
     t: float = Field(0.0, ge=0, le=1e12, description="flow cursor, in timeline units")
-    color: Literal["dp", "pp", "tp", "node"] = "pp"
+    color: Literal["dp", "pp", "tp", "cp", "ep", "node"] = "pp"
     speed: float = Field(2.0, gt=0, le=64, description="animation steps per second")
     playing: bool = Field(False, description="flow animation running (Space toggles it)")
 

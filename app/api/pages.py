@@ -112,8 +112,7 @@ def page_extra(name: str, model: dict[str, Any]) -> dict[str, Any]:
     lay = model["layout"]
     if name == "flow":
         return flow.flow_view(model)
-    sizes = lay["sizes"]
-    return {"orders": orders.compare(sizes["dp"], sizes["tp"], sizes["pp"], lay["gpus_per_node"])}
+    return {"orders": orders.of_layout(lay)}
 
 
 def orphans(name: str, errors: dict[str, str]) -> dict[str, str]:

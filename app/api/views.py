@@ -61,5 +61,4 @@ async def get_orders(scenario: ScenarioQuery, request: Request, limiter: Limiter
 
 def _orders(cache: Any, scenario: Scenario) -> dict[str, Any]:
     lay = cache.model(scenario)["layout"]
-    sizes = lay["sizes"]
-    return {"orders": orders.compare(sizes["dp"], sizes["tp"], sizes["pp"], lay["gpus_per_node"])}
+    return {"orders": orders.of_layout(lay)}

@@ -60,7 +60,7 @@ CASES = [
         "/?order=tp-dp",
         "order",
         "order 'tp-dp' must be a permutation of dp, pp, tp joined by '-' (e.g. tp-pp-dp) or "
-        "one of: article, picotron, megatron, deepspeed, torchtitan",
+        "one of: article, picotron, megatron, deepspeed, torchtitan, megatron-5d",
     ),
     ("/?stage_layers=8,x", "stage_layers", "entry 1 is not a whole number of layers"),
     (

@@ -7,7 +7,7 @@ from typing import Any
 
 from app.core import schedules
 from app.core.cost import predict
-from app.core.inputs import specs
+from app.core.inputs import parallel_axes, specs
 from app.core.inputs.hardware import HARDWARE, HardwareSpec
 from app.core.inputs.scenario import (
     MAX_SIMULATED_ACTIONS,
@@ -79,8 +79,9 @@ def check(s: Scenario) -> None:
 
 def layout_of(s: Scenario, gpus_per_node: int) -> Layout:
     return Layout(
-        dp=s.dp, tp=s.tp, pp=s.pp, order=parse_order(s.order), gpus_per_node=gpus_per_node
-    )
+        dp=s.dp, tp=s.tp, pp=s.pp, order=parse_order(s.order), gpus_per_node=gpus_per_node,
+        cp=s.cp, ep=s.ep,
+    )  # fmt: skip
 
 
 def _check_fb_time(s: Scenario) -> None:
@@ -118,12 +119,14 @@ def _staged(
     (the checks on the order, the actions, the placement), simulate (the teaching-unit
     timeline, when asked), cost (which simulates its own durations), views. Model, hardware
     and training specs are values from app.core.inputs, read where needed."""
+    parallel_axes.check_axes(s)  # before the 3D world check: its world counts cp
     _check_world(s)
     hw = specs.hardware_of(s, hardware)
     layout = layout_of(s, hw.gpus_per_node)
     check(s)
     model = specs.model_of(s)
     specs.check_model(s, model)
+    parallel_axes.check_sequence(s, model.seq_len)
     pipe = pipeline.plan(s.schedule, s.pp, s.virtual_stages, model.layers, s.layer_split)
     actions = schedules.build(s.schedule, s.pp, s.microbatches, s.virtual_stages)
     shown = None if teaching is None else simulate(s.schedule, actions, teaching, s.virtual_stages)

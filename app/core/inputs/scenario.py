@@ -51,6 +51,8 @@ class Scenario(BaseModel):
     dp: int = Field(2, ge=1, le=MAX_WORLD, description="data-parallel replicas")
     tp: int = Field(2, ge=1, le=MAX_WORLD, description="tensor-parallel shards per layer")
     pp: int = Field(2, ge=1, le=MAX_WORLD, description="pipeline stages")
+    cp: int = Field(1, ge=1, le=MAX_WORLD, description="context-parallel ranks per sequence")
+    ep: int = Field(1, ge=1, le=MAX_WORLD, description="expert-parallel ranks, over dp x cp")
     order: str = Field("tp-pp-dp", description="rank order, fastest axis first, or a preset")
     gpus_per_node: int | None = Field(None, ge=1, le=1024, description="default: hardware's")
     schedule: ScheduleName = ScheduleName.one_f_one_b
@@ -222,7 +224,8 @@ class Scenario(BaseModel):
 
     @property
     def world_size(self) -> int:
-        return self.dp * self.tp * self.pp
+        # tp x cp x pp x dp: ep adds no ranks, it folds over dp x cp (app/core/layout/mesh.py)
+        return self.dp * self.tp * self.pp * self.cp
 
     @property
     def layer_split(self) -> tuple[int, ...] | None:

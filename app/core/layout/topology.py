@@ -1,4 +1,4 @@
-"""Rank layout of a DP x TP x PP mesh: rank <-> (dp, pp, tp) coordinate, groups, nodes.
+"""Rank layout of a DP x TP x PP (x CP, EP) mesh: rank <-> coordinate, groups, nodes.
 
 The rank order is a tuple of axes, fastest-varying first. The default ``tp-pp-dp`` is the
 source article's ``ParallelConfig`` demo: ``tp = r % TP``, ``pp = (r // TP) % PP``,
@@ -10,31 +10,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from app.core.layout import mesh
 from app.core.support.echo import echo
 
-AXES: tuple[str, ...] = ("dp", "pp", "tp")
+AXES: tuple[str, ...] = ("dp", "pp", "tp")  # the article's three; cp and ep: mesh.py
 DEFAULT_ORDER: tuple[str, ...] = ("tp", "pp", "dp")
 
 # Where real frameworks put each axis. Megatron-LM (megatron/core/parallel_state.py,
 # order "tp-cp-ep-dp-pp"), DeepSpeed's PipeModelDataParallelTopology (axes pipe, data, model)
 # and torchtitan (parallel_dims.py, mesh ["pp", "dp", "tp"]) all place dp inside pp;
 # picotron (process_group_manager.py, grid [dp, pp, tp]) matches the article.
+# ``megatron-5d`` is Megatron's default order string itself, cp and ep named.
 ORDER_PRESETS: dict[str, tuple[str, ...]] = {
     "article": DEFAULT_ORDER,
     "picotron": ("tp", "pp", "dp"),
     "megatron": ("tp", "dp", "pp"),
     "deepspeed": ("tp", "dp", "pp"),
     "torchtitan": ("tp", "dp", "pp"),
+    "megatron-5d": ("tp", "cp", "ep", "dp", "pp"),
 }
 
 
 def parse_order(text: str) -> tuple[str, ...]:
-    """Parse ``tp-pp-dp`` or a preset name into an axis tuple, fastest first."""
+    """Parse ``tp-pp-dp`` (cp and ep optional, e.g. ``tp-cp-dp-pp``) or a preset name into
+    an axis tuple, fastest first."""
     name = text.strip().lower()
     if name in ORDER_PRESETS:
         return ORDER_PRESETS[name]
     axes = tuple(a.strip() for a in name.replace(",", "-").split("-") if a.strip())
-    if sorted(axes) != sorted(AXES):
+    if not mesh.valid_axes(axes):
         presets = ", ".join(ORDER_PRESETS)
         raise ValueError(
             f"order {echo(text)} must be a permutation of dp, pp, tp joined by '-' "
@@ -48,6 +52,8 @@ class Coord:
     dp: int
     pp: int
     tp: int
+    cp: int = 0
+    ep: int = 0  # the rank's place in its expert-parallel group (the expert grid)
 
     def get(self, axis: str) -> int:
         return getattr(self, axis)
@@ -55,82 +61,112 @@ class Coord:
 
 @dataclass(frozen=True)
 class Layout:
-    """Where every global rank sits. Frozen; all derived tables are computed once, lazily."""
+    """Where every global rank sits. Frozen; all derived tables are computed once, lazily.
+    world = tp x cp x pp x dp; ep folds over dp x cp as Megatron's expert grid (mesh.py)."""
 
     dp: int
     tp: int
     pp: int
     order: tuple[str, ...] = DEFAULT_ORDER
     gpus_per_node: int = 8
+    cp: int = 1
+    ep: int = 1
 
     def __post_init__(self) -> None:
-        for axis in AXES:
+        for axis in (*AXES, "cp", "ep"):
             if getattr(self, axis) < 1:
                 raise ValueError(f"{axis} must be >= 1, got {getattr(self, axis)}")
         if self.gpus_per_node < 1:
             raise ValueError(f"gpus_per_node must be >= 1, got {self.gpus_per_node}")
-        if sorted(self.order) != sorted(AXES):
+        if not mesh.valid_axes(tuple(self.order)):
             raise ValueError(f"order {self.order} must be a permutation of {AXES}")
+        problem = mesh.fold_problem(tuple(self.order), self._sizes)
+        if problem:
+            raise ValueError(f"ep={self.ep} does not fold over dp x cp ({problem})")
 
     @property
     def world_size(self) -> int:
-        return self.dp * self.tp * self.pp
+        return self.dp * self.tp * self.pp * self.cp
+
+    @property
+    def _sizes(self) -> dict[str, int]:
+        return {"dp": self.dp, "tp": self.tp, "pp": self.pp, "cp": self.cp, "ep": self.ep}
 
     def size(self, axis: str) -> int:
-        return getattr(self, axis)
+        return self._radix[axis][1]
+
+    @cached_property
+    def _radix(self) -> dict[str, tuple[int, int]]:
+        """(stride, size) of every axis: tp, cp, dp, pp on the dense grid; etp, ep, edp (and
+        pp again, the same groups) on the expert grid."""
+        sizes = self._sizes
+        esizes = mesh.expert_sizes(sizes)
+        out = {a: (st, esizes[a]) for a, st in mesh.strides(self.expert_order, esizes).items()}
+        out.update({a: (st, sizes[a]) for a, st in mesh.strides(self.dense_order, sizes).items()})
+        return out
+
+    @property
+    def dense_order(self) -> tuple[str, ...]:
+        return mesh.dense_order(tuple(self.order))
+
+    @property
+    def expert_order(self) -> tuple[str, ...]:
+        return mesh.expert_order(tuple(self.order))
 
     @cached_property
     def strides(self) -> dict[str, int]:
         """Rank distance between neighbours along each axis (mixed-radix place values)."""
-        strides, step = {}, 1
-        for axis in self.order:
-            strides[axis] = step
-            step *= self.size(axis)
-        return strides
+        return {a: st for a, (st, _) in self._radix.items()}
+
+    def _at(self, rank: int, axis: str) -> int:
+        stride, n = self._radix[axis]
+        return (rank // stride) % n
 
     def coord(self, rank: int) -> Coord:
         if not 0 <= rank < self.world_size:
             raise ValueError(f"rank {rank} outside world of {self.world_size}")
-        parts = {a: (rank // self.strides[a]) % self.size(a) for a in AXES}
-        return Coord(**parts)
+        return Coord(**{a: self._at(rank, a) for a in (*AXES, "cp", "ep")})
 
-    def rank_of(self, dp: int, pp: int, tp: int) -> int:
+    def rank_of(self, dp: int, pp: int, tp: int, cp: int = 0) -> int:
         s = self.strides
-        return dp * s["dp"] + pp * s["pp"] + tp * s["tp"]
+        return dp * s["dp"] + pp * s["pp"] + tp * s["tp"] + cp * s["cp"]
 
     def node(self, rank: int) -> int:
         return rank // self.gpus_per_node
 
     def group(self, axis: str, rank: int) -> list[int]:
-        """The ranks that share every coordinate with ``rank`` except ``axis``."""
-        base = rank - self.coord(rank).get(axis) * self.strides[axis]
-        return [base + i * self.strides[axis] for i in range(self.size(axis))]
+        """The ranks that share every coordinate with ``rank`` except ``axis`` (on the expert
+        grid for etp, ep and edp)."""
+        stride, n = self._radix[axis]
+        base = rank - self._at(rank, axis) * stride
+        return [base + i * stride for i in range(n)]
 
     def groups(self, axis: str) -> list[list[int]]:
         """All groups of one axis, ordered by their smallest rank."""
-        stride, n = self.strides[axis], self.size(axis)
+        stride, n = self._radix[axis]
         leaders = [r for r in range(self.world_size) if (r // stride) % n == 0]
         return [[lead + i * stride for i in range(n)] for lead in leaders]
 
     def crosses_node(self, axis: str) -> bool:
         """True when any group of ``axis`` spans more than one node."""
+        if axis not in self._crossings:
+            return self._crossing(axis)
         return self._crossings[axis]
 
     @cached_property
     def _crossings(self) -> dict[str, bool]:
-        out = {}
-        for axis in AXES:
-            stride, n, gpn = self.strides[axis], self.size(axis), self.gpus_per_node
-            span = (n - 1) * stride  # rank distance from a group's first member to its last
-            if n == 1:
-                out[axis] = False
-            elif span >= gpn:
-                out[axis] = True
-            else:
-                # A group's first member sits at block + j for j < stride.
-                blocks = range(0, self.world_size, stride * n)
-                out[axis] = any((b + j) % gpn + span >= gpn for b in blocks for j in range(stride))
-        return out
+        return {axis: self._crossing(axis) for axis in AXES}
+
+    def _crossing(self, axis: str) -> bool:
+        (stride, n), gpn = self._radix[axis], self.gpus_per_node
+        span = (n - 1) * stride  # rank distance from a group's first member to its last
+        if n == 1:
+            return False
+        if span >= gpn:
+            return True
+        # A group's first member sits at block + j for j < stride.
+        blocks = range(0, self.world_size, stride * n)
+        return any((b + j) % gpn + span >= gpn for b in blocks for j in range(stride))
 
     # The article's ParallelConfig names, kept so its demo reads the same here.
     def allreduce_group(self, rank: int) -> list[int]:
@@ -138,15 +174,20 @@ class Layout:
 
     def pp_downstream(self, rank: int) -> int | None:
         c = self.coord(rank)
-        return None if c.pp == self.pp - 1 else self.rank_of(c.dp, c.pp + 1, c.tp)
+        return None if c.pp == self.pp - 1 else self.rank_of(c.dp, c.pp + 1, c.tp, c.cp)
 
     def pp_upstream(self, rank: int) -> int | None:
         c = self.coord(rank)
-        return None if c.pp == 0 else self.rank_of(c.dp, c.pp - 1, c.tp)
+        return None if c.pp == 0 else self.rank_of(c.dp, c.pp - 1, c.tp, c.cp)
 
     def ranks_of_stage(self, stage: int) -> list[int]:
-        """Every rank holding pipeline stage ``stage``: all DP replicas and TP shards."""
-        return [self.rank_of(d, stage, t) for d in range(self.dp) for t in range(self.tp)]
+        """Every rank holding pipeline stage ``stage``: all DP replicas, CP and TP shards."""
+        return [
+            self.rank_of(d, stage, t, c)
+            for d in range(self.dp)
+            for c in range(self.cp)
+            for t in range(self.tp)
+        ]
 
 
 def seed_active_ranks(layout: Layout, microbatches: int) -> list[list[int]]:

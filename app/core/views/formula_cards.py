@@ -20,6 +20,8 @@ from app.core.views.prediction import Prediction
 def world_card(s: Scenario) -> dict[str, Any]:
     # The article: GPU 总数 = DP × TP × PP (Narayanan et al. 2021 §3: n = p·t·d).
     chain = [["N = DP × TP × PP"], [num(s.dp), " × ", num(s.tp), " × ", num(s.pp)]]
+    if s.cp > 1:  # Megatron-LM context_parallel.md: "The total GPU count is TP × CP × PP × DP"
+        chain = [["N = DP × TP × PP × CP"], [*chain[1], " × ", num(s.cp)]]
     return {"id": "world", "chain": [*chain, [num(s.world_size)]]}
 
 

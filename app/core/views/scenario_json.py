@@ -7,32 +7,44 @@ from typing import Any
 
 from app.core import schedules
 from app.core.inputs.scenario import Scenario
+from app.core.layout import mesh
 from app.core.layout.topology import AXES, Layout
 from app.core.simulate import Timeline
 
+# Axes beyond the article's three, shown only when used (cp: the CP ring; ep: the EP group).
+EXTRA_AXES = ("cp", "ep")
+
 
 def layout_json(layout: Layout) -> dict[str, Any]:
+    """Ranks, sizes, groups and node crossings. cp and ep (coordinates, the CP rings, the EP
+    groups) appear only when > 1, so a 3D scenario's layout reads as it always has."""
     st, world, gpn = layout.strides, layout.world_size, layout.gpus_per_node
+    extra = tuple(a for a in EXTRA_AXES if layout.size(a) > 1)
     ranks = [
         {
             "rank": r,
             "dp": (r // st["dp"]) % layout.dp,
             "pp": (r // st["pp"]) % layout.pp,
             "tp": (r // st["tp"]) % layout.tp,
+            **{a: (r // st[a]) % layout.size(a) for a in extra},
             "node": r // gpn,
         }
         for r in range(world)
     ]
-    return {
+    out = {
         "world_size": world,
         "order": "-".join(layout.order),
         "gpus_per_node": gpn,
         "nodes": (world + gpn - 1) // gpn,
-        "sizes": {a: layout.size(a) for a in AXES},
+        "sizes": {a: layout.size(a) for a in (*AXES, *extra)},
         "ranks": ranks,
-        "groups": {a: layout.groups(a) for a in ("tp", "pp", "dp")},
-        "crosses_node": {a: layout.crosses_node(a) for a in ("tp", "pp", "dp")},
+        "groups": {a: layout.groups(a) for a in ("tp", "pp", "dp", *extra)},
+        "crosses_node": {a: layout.crosses_node(a) for a in ("tp", "pp", "dp", *extra)},
     }
+    if extra:  # the order with cp and ep in their places, as the orders table spells it
+        out["full_order"] = "-".join(a for a in mesh.full_order(layout.order) if a in
+                                     ("tp", "pp", "dp", *extra))  # fmt: skip
+    return out
 
 
 def schedule_json(s: Scenario, actions: list[list[schedules.Action]] | None) -> dict[str, Any]:

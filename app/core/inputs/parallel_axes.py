@@ -1,0 +1,55 @@
+"""The rules on cp and ep, each reported against the field to change (ScenarioError, keyed).
+
+cp: Megatron-LM and TransformerEngine split each sequence into 2 x cp equal chunks and give
+CP rank i chunks i and 2cp-1-i, so causal attention costs every rank the same (Megatron-LM
+megatron/core/utils.py get_batch_on_this_cp_rank, per-sequence zigzag over 2 * cp_size
+chunks; TransformerEngine's attention context_parallel.py splits the same way):
+seq % (2 x cp) == 0.
+ep: Megatron's expert grid folds over dp x cp (app/core/layout/mesh.py), so ep divides dp x cp,
+and the two grids share their pipeline groups.
+"""
+
+from __future__ import annotations
+
+from app.core.inputs.scenario import MAX_WORLD, Scenario
+from app.core.inputs.scenario_fields import ScenarioError
+from app.core.layout import mesh
+from app.core.layout.topology import parse_order
+
+
+def check_axes(s: Scenario) -> None:
+    """Before the layout: the world with cp, and ep's folding over dp x cp."""
+    world = s.world_size  # tp x cp x pp x dp
+    if s.cp > 1 and world > MAX_WORLD:
+        raise ScenarioError.keyed(
+            "cp", "scenario.world_cp",
+            "world size dp*tp*pp*cp = {dp}*{tp}*{pp}*{cp} = {world} > {limit}",
+            dp=s.dp, tp=s.tp, pp=s.pp, cp=s.cp, world=world, limit=MAX_WORLD,
+        )  # fmt: skip
+    sizes = {"dp": s.dp, "tp": s.tp, "pp": s.pp, "cp": s.cp, "ep": s.ep}
+    problem = mesh.fold_problem(parse_order(s.order), sizes)
+    if problem == "divides":
+        raise ScenarioError.keyed(
+            "ep", "scenario.ep_divides",
+            "ep = {ep} must divide dp*cp = {dp}*{cp} = {n}: the expert-parallel groups "
+            "re-partition the data- and context-parallel ranks (Megatron)",
+            ep=s.ep, dp=s.dp, cp=s.cp, n=s.dp * s.cp,
+        )  # fmt: skip
+    if problem == "pipeline":
+        raise ScenarioError.keyed(
+            "ep", "scenario.ep_pipeline",
+            "with order {order} the expert groups would break the pipeline groups: put pp "
+            "last (e.g. order=megatron-5d) or set ep = cp = {cp} (Megatron)",
+            order=s.order, cp=s.cp,
+        )  # fmt: skip
+
+
+def check_sequence(s: Scenario, seq_len: int) -> None:
+    """After the model is known: the sequence splits into 2 x cp equal causal chunks."""
+    if s.cp > 1 and seq_len % (2 * s.cp):
+        raise ScenarioError.keyed(
+            "cp", "scenario.cp_chunks",
+            "the sequence of {seq} tokens must split into 2*cp = {n} equal chunks (causal "
+            "load balancing: CP rank i holds chunks i and 2*cp-1-i, Megatron/TransformerEngine)",
+            seq=seq_len, n=2 * s.cp,
+        )  # fmt: skip
