@@ -56,7 +56,7 @@ function world(model) {
   const { nodes, gpus_per_node: gpn } = model.layout;
   const f = model.formulas?.world;
   if (f) node.append(chainLine(f.chain.slice(1), "world", "big"));
-  node.append(el("p", { class: "muted" }, "DP × TP × PP"));
+  node.append(el("p", { class: "muted" }, model.layout.sizes.cp ? "DP × TP × PP × CP" : "DP × TP × PP"));
   stat(node, tr("node"), `${nodes} × ${gpn} GPU`);
 }
 

@@ -5,6 +5,7 @@ import { bindInput } from "./grid_input.js";
 import { CROSS, DIM, GROUP, categorical } from "./palette.js";
 
 const DETAIL_PX = 5; // below this a cell is too small to point at: aggregate by node
+const EXTRA = ["cp", "ep"]; // axes beyond the article's three, in the layout only when > 1
 // A canvas does not inherit the page's font stack: name the shipped CJK face too, or "节点 0"
 // is boxes on a box without Chinese fonts (app.css's @font-face "Meshscope CJK").
 const FAMILY = 'system-ui, "Noto Sans CJK SC", "Microsoft YaHei", "Meshscope CJK", sans-serif';
@@ -40,7 +41,8 @@ export class RankGrid {
     this.layout = layout;
     const world = layout.world_size;
     this.groupOf = {};
-    for (const axis of ["tp", "pp", "dp"]) {
+    this.axes = ["tp", "pp", "dp", ...EXTRA.filter((a) => layout.groups[a])];
+    for (const axis of this.axes) {
       const of = new Int32Array(world);
       layout.groups[axis].forEach((members, gi) => members.forEach((r) => (of[r] = gi)));
       this.groupOf[axis] = of;
@@ -71,16 +73,14 @@ export class RankGrid {
   // Group members of the selected rank, per axis; the pipeline in stage order.
   groupsOf(rank) {
     const g = this.layout.groups;
-    return {
-      tp: g.tp[this.groupOf.tp[rank]],
-      pp: g.pp[this.groupOf.pp[rank]],
-      dp: g.dp[this.groupOf.dp[rank]],
-    };
+    const out = {};
+    for (const axis of this.axes) out[axis] = g[axis][this.groupOf[axis][rank]];
+    return out;
   }
 
   colourOf(r) {
     const info = this.layout.ranks[r];
-    return categorical(this.colorBy === "node" ? info.node : info[this.colorBy]);
+    return categorical(this.colorBy === "node" ? info.node : info[this.colorBy] ?? 0);
   }
 
   px() {
@@ -151,7 +151,8 @@ export class RankGrid {
       ctx.fillText(String(r), x + s / 2, y + s * (s >= 40 ? 0.38 : 0.5));
       if (s >= 40) {
         ctx.font = `${Math.min(11, s * 0.22)}px ${FAMILY}`;
-        ctx.fillText(`${info.dp},${info.pp},${info.tp}`, x + s / 2, y + s * 0.72);
+        const cp = info.cp === undefined ? "" : `,${info.cp}`;
+        ctx.fillText(`${info.dp},${info.pp},${info.tp}${cp}`, x + s / 2, y + s * 0.72);
       }
     }
     ctx.textAlign = "start";
@@ -172,17 +173,19 @@ export class RankGrid {
     ctx.stroke();
   }
 
-  // Pipeline links upstream -> downstream; dashed red where a link crosses a node boundary.
-  drawPipeline(pipeline) {
+  // Pipeline links upstream -> downstream (a ring closes back to its first member, as KV
+  // blocks go round the CP ring); dashed red where a link crosses a node boundary.
+  drawPipeline(pipeline, colour = GROUP.pp, ring = false) {
     const { ctx } = this;
     const s = this.px();
     ctx.lineWidth = Math.max(1.5, Math.min(3, s / 12));
-    for (let i = 0; i + 1 < pipeline.length; i += 1) {
-      const [a, b] = [pipeline[i], pipeline[i + 1]];
+    const links = ring && pipeline.length > 2 ? pipeline.length : pipeline.length - 1;
+    for (let i = 0; i < links; i += 1) {
+      const [a, b] = [pipeline[i], pipeline[(i + 1) % pipeline.length]];
       const crosses = this.layout.ranks[a].node !== this.layout.ranks[b].node;
       const [x1, y1] = this.toScreen(...cellOrigin(this.geom, a)).map((v) => v + s / 2);
       const [x2, y2] = this.toScreen(...cellOrigin(this.geom, b)).map((v) => v + s / 2);
-      ctx.strokeStyle = crosses ? CROSS : GROUP.pp;
+      ctx.strokeStyle = crosses ? CROSS : colour;
       ctx.setLineDash(crosses ? [6, 4] : []);
       ctx.beginPath();
       ctx.moveTo(x1, y1);
@@ -210,7 +213,7 @@ export class RankGrid {
     const sel = this.selected;
     const showGroups = sel !== null && this.opts.groupsOnSelect !== false;
     const groups = showGroups ? this.groupsOf(sel) : null;
-    const members = groups ? new Set([...groups.tp, ...groups.pp, ...groups.dp]) : null;
+    const members = groups ? new Set(Object.values(groups).flat()) : null;
     const colourOf = (r) => {
       if (this.active) return this.active.get(r) ?? DIM;
       return members && !members.has(r) ? DIM : this.colourOf(r);
@@ -221,6 +224,8 @@ export class RankGrid {
     if (groups) {
       this.outline(groups.dp, GROUP.dp, w);
       this.outline(groups.tp, GROUP.tp, w);
+      if (groups.ep) this.outline(groups.ep, GROUP.ep, Math.max(1.5, w - 1));
+      if (groups.cp) this.drawPipeline(groups.cp, GROUP.cp, true);
       this.drawPipeline(groups.pp);
       this.outline([sel], GROUP.self, w + 1);
     }
@@ -238,6 +243,7 @@ export class RankGrid {
     d.tp = groups ? groups.tp.join(",") : "";
     d.pp = groups ? groups.pp.join(",") : "";
     d.dp = groups ? groups.dp.join(",") : "";
+    for (const a of EXTRA) if (groups?.[a]) d[a] = groups[a].join(","); else delete d[a];
     d.aggregated = this.px() < DETAIL_PX ? "1" : "0";
     d.cellPx = this.px().toFixed(1);
     d.drawn = String(Number(d.drawn || 0) + 1);

@@ -4,9 +4,13 @@ import { tr } from "./state.js";
 
 export function renderOrders(box, orders, current, onUse) {
   box.replaceChildren();
+  box.style.overflowX = "auto"; // with cp and ep columns the table outgrows a phone
   const table = el("table", { class: "orders" });
   const head = table.createTHead().insertRow();
-  for (const h of [tr("orders.order"), tr("orders.frameworks"), "TP", "PP", "DP", ""]) {
+  // cp and ep columns only when the scenario uses them (the core sends them only then).
+  const axes = ["tp", "pp", "dp", "cp", "ep"].filter((a) => a in (orders[0]?.nodes_spanned ?? {}));
+  const names = axes.map((a) => a.toUpperCase());
+  for (const h of [tr("orders.order"), tr("orders.frameworks"), ...names, ""]) {
     head.appendChild(el("th", {}, h));
   }
   const tbody = table.createTBody();
@@ -16,7 +20,7 @@ export function renderOrders(box, orders, current, onUse) {
     if (o.order === current) row.classList.add("current");
     row.insertCell().appendChild(el("code", {}, o.order));
     row.insertCell().textContent = o.presets.join(", ");
-    for (const axis of ["tp", "pp", "dp"]) {
+    for (const axis of axes) {
       const cell = row.insertCell();
       cell.textContent = String(o.nodes_spanned[axis]);
       cell.className = o.crosses_node[axis] ? "cross" : "within";
@@ -31,5 +35,5 @@ export function renderOrders(box, orders, current, onUse) {
     }
   }
   box.appendChild(table);
-  box.appendChild(el("p", { class: "hint" }, `${tr("orders.spans")} (TP, PP, DP)`));
+  box.appendChild(el("p", { class: "hint" }, `${tr("orders.spans")} (${names.join(", ")})`));
 }

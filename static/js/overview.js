@@ -38,7 +38,7 @@ function legend() {
   const box = document.getElementById("grid-legend");
   box.replaceChildren();
   const axis = grid.colorBy;
-  const count = axis === "node" ? model.layout.nodes : model.layout.sizes[axis];
+  const count = axis === "node" ? model.layout.nodes : model.layout.sizes[axis] ?? 1;
   const label = axis === "node" ? tr("node") : axis;
   for (let i = 0; i < Math.min(count, 16); i += 1) {
     const item = el("span", { class: "item" });
@@ -48,6 +48,19 @@ function legend() {
   if (count > 16) box.append(el("span", { class: "item" }, `… ${count}`));
 }
 
+// cp and ep are choices only while the scenario uses them (the layout has them when > 1).
+function colourChoices(sizes) {
+  for (const axis of ["cp", "ep"]) {
+    const option = colorBy.querySelector(`option[value="${axis}"]`);
+    if (sizes[axis] && !option) {
+      colorBy.querySelector('option[value="node"]').before(el("option", { value: axis }, axis));
+    } else if (!sizes[axis] && option) {
+      option.remove();
+    }
+  }
+  if (!colorBy.querySelector(`option[value="${grid.colorBy}"]`)) grid.colorBy = colorBy.value;
+}
+
 function draw(next) {
   showErrors(next.errors);
   document.body.dataset.state = next.model ? "ok" : "error";
@@ -55,12 +68,17 @@ function draw(next) {
   model = next.model;
   const world = model.layout.world_size;
   if (grid.selected !== null && grid.selected >= world) grid.selected = null;
+  colourChoices(model.layout.sizes);
   grid.setLayout(model.layout);
   document.getElementById("grid-aggregated").hidden = !grid.isAggregated();
   renderSelection(panel, grid, grid.selected);
   legend();
-  renderOrders(document.getElementById("orders"), next.extra.orders, model.layout.order, (order) => {
-    document.querySelector('#controls [name="order"]').value = order;
+  const current = model.layout.full_order ?? model.layout.order; // cp, ep named when > 1
+  renderOrders(document.getElementById("orders"), next.extra.orders, current, (order) => {
+    const select = document.querySelector('#controls [name="order"]');
+    const known = [...select.options].some((o) => o.value === order);
+    if (!known) select.append(el("option", { value: order }, order)); // a 4- or 5-axis order
+    select.value = order;
     setParams({ order });
     update();
   });

@@ -20,7 +20,10 @@ export const KIND = {
   tp: "#222222",
 };
 
-export const GROUP = { tp: "#e6550d", pp: "#3182bd", dp: "#31a354", self: "#111111" };
+export const GROUP = {
+  tp: "#e6550d", pp: "#3182bd", dp: "#31a354", self: "#111111",
+  cp: "#9e4fb8", ep: "#c51b8a", // the CP ring and the EP group (drawn only when cp, ep > 1)
+};
 export const CROSS = "#d62728";
 export const DIM = "#d9d9d9";
 

@@ -7,9 +7,13 @@ function nodesOf(layout, ranks) {
   return new Set(ranks.map((r) => layout.ranks[r].node));
 }
 
+// (dp, pp, tp), and cp after them when the layout has a CP axis (cp > 1).
 function coordText(info) {
-  return `(${info.dp}, ${info.pp}, ${info.tp})`;
+  const cp = info.cp === undefined ? "" : `, ${info.cp}`;
+  return `(${info.dp}, ${info.pp}, ${info.tp}${cp})`;
 }
+
+const coordLabel = (info) => tr(info.cp === undefined ? "coord" : "coord.cp");
 
 export function tipHtml(grid, h) {
   if (!h) return "";
@@ -24,10 +28,11 @@ export function tipHtml(grid, h) {
   const n = tr("ranks_count");
   return [
     `<b>${tr("rank")} ${h.rank}</b> · ${tr("node")} ${info.node}`,
-    `${tr("coord")}: ${coordText(info)}`,
+    `${coordLabel(info)}: ${coordText(info)}`,
     `${tr("group.tp")}: ${rankList(g.tp, n, 8)}`,
     `${tr("group.pp")}: ${rankList(g.pp, n, 8).replaceAll(", ", " → ")}`,
     `${tr("group.dp")}: ${rankList(g.dp, n, 8)}`,
+    ...["cp", "ep"].filter((a) => g[a]).map((a) => `${tr(`group.${a}`)}: ${rankList(g[a], n, 8)}`),
   ].join("<br>");
 }
 
@@ -65,7 +70,7 @@ export function renderSelection(box, grid, rank) {
   const info = lay.ranks[rank];
   const g = grid.groupsOf(rank);
   const head = el("p", {}, "");
-  head.append(el("b", {}, `${tr("rank")} ${rank}`), ` · ${tr("node")} ${info.node} · ${tr("coord")} ${coordText(info)}`);
+  head.append(el("b", {}, `${tr("rank")} ${rank}`), ` · ${tr("node")} ${info.node} · ${coordLabel(info)} ${coordText(info)}`);
   const clear = el("button", { type: "button", id: "clear-selection" }, tr("grid.clear"));
   head.append(" ", clear);
   box.append(head);
@@ -73,4 +78,7 @@ export function renderSelection(box, grid, rank) {
   box.append(groupRow(lay, "pp", tr("group.pp"), g.pp, " → "));
   box.append(el("div", { class: "neighbours" }, neighbours(lay, g.pp, rank)));
   box.append(groupRow(lay, "dp", tr("group.dp"), g.dp));
+  // The CP ring (KV blocks go round it) and the EP group, each with its node badge.
+  if (g.cp) box.append(groupRow(lay, "cp", tr("group.cp"), g.cp, " → "));
+  if (g.ep) box.append(groupRow(lay, "ep", tr("group.ep"), g.ep));
 }
