@@ -121,6 +121,7 @@ class Session:
         self.live = live
         self.hello: HelloFrame | None = None
         self.layout: Layout | None = None
+        self.coord = None  # the layout's coordinate of the hello's rank
         self.strikes = 0
 
     async def handle(self, text: str | None, data: bytes | None) -> list:
@@ -184,7 +185,7 @@ class Session:
         if welcome.conflict is not None:
             raise Fatal(error("bad_frame", welcome.conflict, fatal=True), welcome.conflict)
         first = self.hello is None
-        self.hello, self.layout = hello, layout
+        self.hello, self.layout, self.coord = hello, layout, layout.coord(hello.rank)
         await self.live.watch(info)
         if first:
             restarted = welcome.cursor is not None and hello.attempt > welcome.cursor[0]
@@ -207,9 +208,11 @@ class Session:
             return self._strike(f"events: more F, B and W than {cap} per record in this world")
         # A partial record (the step this rank did not finish) is kept apart from the steps.
         future = self.live.writer.submit("stop" if rec.stopped else "record", rec, time.time())
-        ack = AckFrame(run=rec.run, rank=rec.rank, attempt=rec.attempt, step=rec.step)
+        # AckFrame's JSON, written directly (a run name is [A-Za-z0-9._-]: nothing to escape).
+        ack = (f'{{"type":"ack","run":"{rec.run}","rank":{rec.rank},'
+               f'"attempt":{rec.attempt},"step":{rec.step}}}')  # fmt: skip
         what = f"record of step {rec.step} (attempt {rec.attempt})"
-        return [PendingAck(future, ack.model_dump_json(), what)]
+        return [PendingAck(future, ack, what)]
 
     def _check(self, rec: AnyRecord) -> str | None:
         """Cross-checks against this connection's hello: the record must be its rank's."""
@@ -222,7 +225,7 @@ class Session:
             return f"record of attempt {rec.attempt} after a hello of attempt {hello.attempt}"
         if rec.step >= hello.info.steps:
             return f"step {rec.step} beyond the run's {hello.info.steps} steps"
-        c = self.layout.coord(rec.rank)
+        c = self.coord  # the hello's rank's, and rec.rank is that rank
         if (c.dp, c.pp, c.tp) != (rec.coord.dp, rec.coord.pp, rec.coord.tp):
             return f"rank {rec.rank} sits at dp={c.dp} pp={c.pp} tp={c.tp} in this layout"
         return None

@@ -101,6 +101,7 @@ class Store:
         self._world: dict[str, int] = {}
         self._starts: dict[tuple[str, int], dict[int, int]] = {}  # attempt -> first step
         self._undo = UndoLog()  # cache changes of the open transaction
+        self._touched: dict[str, tuple[float, float]] = {}  # run -> (updated, last_event)
         self._lock = threading.Lock()  # one writer thread; the lock guards misuse
 
     def close(self) -> None:
@@ -123,6 +124,7 @@ class Store:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             out = [self._isolated(n, a) if isolate else self._op(n, a) for n, a in ops]
+            self._flush_touched()
             self.conn.execute("COMMIT")
         except BaseException:
             # The caches first: what follows may raise too. SQLite may already have rolled
@@ -205,11 +207,7 @@ class Store:
             found = summary.add_current(
                 self.conn, rec.run, rec.rank, rec.step, rec.attempt, b.step_time_s, rec.loss
             )
-        self.conn.execute(
-            "UPDATE runs SET updated = ?, last_event = MAX(COALESCE(last_event, 0), ?)"
-            " WHERE run = ?",
-            (now, rec.t0 + b.step_time_s, rec.run),
-        )
+        self._touch(rec.run, now, rec.t0 + b.step_time_s)
         done = None if superseded else self._step_done(rec.run, rec.step, found)
         return Outcome(stored=True, superseded=superseded, breakdown=b, done=done)
 
@@ -256,6 +254,23 @@ class Store:
         )
 
     # -- helpers -------------------------------------------------------------------------------
+    def _touch(self, run: str, now: float, last_event: float) -> None:
+        """Note a stored record's times; the run's row takes them once per transaction
+        (_flush_touched), not one UPDATE per record. Through the undo log, so a record
+        refused in its savepoint takes its times back with its row."""
+        seen = self._touched.get(run)
+        value = (now, last_event) if seen is None else (max(seen[0], now), max(seen[1], last_event))
+        self._undo.set(self._touched, run, value)
+
+    def _flush_touched(self) -> None:
+        for run, (now, last_event) in self._touched.items():
+            self.conn.execute(
+                "UPDATE runs SET updated = MAX(updated, ?),"
+                " last_event = MAX(COALESCE(last_event, 0), ?) WHERE run = ?",
+                (now, last_event, run),
+            )
+        self._touched.clear()  # the undo log may still pop these keys: a no-op then
+
     def _attempt_starts(self, run: str, rank: int) -> dict[int, int]:
         key = (run, rank)
         if key not in self._starts:

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from support import TOKEN, ServerThread, producers, record_frame, records, run_info
 
 from app.core.inputs import protocol_fast
-from app.core.inputs.protocol import parse_frame
+from app.core.inputs.protocol import AckFrame, parse_frame
 from app.main import create_app
 from app.settings import Settings
 
@@ -125,11 +125,11 @@ def test_a_frame_only_the_protocol_takes_is_still_stored(tmp_path):
     async def go(srv):
         async with producers(srv.ws, info, 1) as (ws,):
             await ws.send(text)
-            return json.loads(await asyncio.wait_for(ws.recv(), 10))
+            return await asyncio.wait_for(ws.recv(), 10)
 
     with ServerThread(create_app(settings)) as srv:
         ack = asyncio.run(go(srv))
-    assert ack == {"type": "ack", "run": "fallback", "rank": 0, "attempt": 0, "step": 0}
+    assert ack == AckFrame(run="fallback", rank=0, attempt=0, step=0).model_dump_json()
     with sqlite3.connect(tmp_path / "f.sqlite3") as db:
         (stored,) = db.execute("SELECT record FROM steps WHERE run = 'fallback'").fetchone()
     assert json.loads(stored) == json.loads(parse_frame(text).record.model_dump_json(
