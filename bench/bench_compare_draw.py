@@ -9,7 +9,11 @@ the DOM it built, for
 Not a test: prints numbers. Each server runs in its own process on a free loopback port and
 is stopped by its PID; every page load is bounded by a timeout.
 
-    python bench/bench_compare_draw.py [--previous REV] [--runs 3]
+    python bench/bench_compare_draw.py [--previous REV ...] [--runs 3]
+
+The defaults compare against b3c5b8a (Plotly SVG timelines) and a4c4bf0 (canvas timelines,
+the whole comparison embedded in the page; since then a big preset's page comes at once and
+its columns stream in as lines, each drawn as it comes).
 
 Target: first draw <= 2 s for the compare URL on this 2-core box.
 """
@@ -68,9 +72,13 @@ def serve(tree: Path) -> tuple[subprocess.Popen, str]:
     raise RuntimeError(f"server from {tree} did not come up")
 
 
-# The page's own marks, in ms from navigation start: the first drawing (compare: columns and
-# timelines, before Plotly's charts; flow: the grid), and the page's response arriving.
-FIRST = {"compare": "meshscope:compare-drawn", "flow": "meshscope:grid-drawn"}
+# The page's own marks, in ms from navigation start: the first drawing (compare: the first
+# column's timeline, or on a revision without that mark every column and timeline, before
+# Plotly's charts; flow: the grid), and the page's response arriving.
+FIRST = {
+    "compare": ("meshscope:compare-first", "meshscope:compare-drawn"),
+    "flow": ("meshscope:grid-drawn",),
+}
 MARK = "performance.getEntriesByName('{}')[0]?.startTime ?? null"
 SERVED = "performance.getEntriesByType('navigation')[0].responseStart"
 
@@ -86,7 +94,8 @@ def draw_s(browser, url: str, ready: str, runs: int) -> dict[str, float]:
         page.goto(url, wait_until="commit", timeout=180_000)
         page.wait_for_selector(f"body[data-ready={ready}]", timeout=180_000)
         done = time.perf_counter() - t0
-        first = page.evaluate(MARK.format(FIRST[ready]))
+        marks = (page.evaluate(MARK.format(name)) for name in FIRST[ready])
+        first = next((m for m in marks if m is not None), None)
         served = page.evaluate(SERVED) / 1e3
         rows.append((served, None if first is None else first / 1e3, done, page.evaluate(DOM)))
         page.close()
@@ -107,17 +116,17 @@ def measure(base: str, runs: int, names: tuple[str, ...]) -> dict[str, tuple[flo
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--previous", default="b3c5b8a", help="a revision with SVG timelines")
+    ap.add_argument("--previous", nargs="*", default=["b3c5b8a", "a4c4bf0"],
+                    help="revisions to measure beside this tree")  # fmt: skip
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
     results: dict[str, dict[str, tuple[float, int]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        old = unpack(args.previous, Path(tmp))
         old_pages = ("compare", "compare pp=8 m=64")
-        for label, tree, names in (
-            ("this tree", ROOT, tuple(PAGES)),
-            (args.previous, old, old_pages),
-        ):
+        trees = [("this tree", ROOT, tuple(PAGES))] + [
+            (rev, unpack(rev, Path(tmp) / rev), old_pages) for rev in args.previous
+        ]
+        for label, tree, names in trees:
             proc, base = serve(tree)
             try:
                 results[label] = measure(base, args.runs, names)
@@ -133,12 +142,15 @@ def main() -> None:
             first = "—" if r["first"] is None else f"{r['first']:.2f}"
             print(f"  {label:<12} {name:<18} {r['served']:7.2f} {first:>10} {r['done']:9.2f} "
                   f"{r['dom']:9,.0f}")  # fmt: skip
-    new, old = results["this tree"]["compare"], results[args.previous]["compare"]
-    flow = results["this tree"]["flow"]
+    new, flow = results["this tree"]["compare"], results["this tree"]["flow"]
+    for rev in args.previous:
+        old = results[rev]["compare"]
+        first = "" if old["first"] is None else f", first draw {old['first'] / new['first']:.1f}x"
+        print(f"compare against {rev}: all drawn {old['done'] / new['done']:.1f}x faster{first}")
     print(
-        f"compare, all drawn: {old['done'] / new['done']:.1f}x faster than {args.previous}, "
-        f"{new['done'] / flow['done']:.2f}x /flow's time; first draw {new['first']:.2f} s, "
-        f"target <= {TARGET_S} s: {'met' if new['first'] <= TARGET_S else 'NOT met'}"
+        f"compare, all drawn: {new['done'] / flow['done']:.2f}x /flow's time; first draw "
+        f"{new['first']:.2f} s, target <= {TARGET_S} s: "
+        f"{'met' if new['first'] <= TARGET_S else 'NOT met'}"
     )
 
 

@@ -1,6 +1,8 @@
 """GET /api/compare and GET /compare: 2-4 scenarios (or a preset) side by side.
 
-The page embeds the same JSON the API returns, so a shared link draws before any fetch.
+The page embeds the same JSON the API returns, so a shared link draws before any fetch;
+except a big preset (a cost over the light bound), whose page comes at once and streams the
+columns in as lines (compare_stream), drawing each as it comes.
 A bad parameter is a 422 whose ``detail[].loc`` names it: ``["query", "s", 1, "dp"]`` for
 the second scenario's dp, ``["query", "dp"]`` for a preset's base. The page answers 422 too,
 with the reasons listed and the preset buttons to start over.
@@ -8,16 +10,17 @@ with the reasons listed and the preset buttons to start over.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
 from app import errors, i18n
-from app.api import controls, costs
+from app.api import compare_stream, controls, costs
 from app.api.fidelity import with_compare_bands
 from app.api.hardware import Registry, RegistryDep
 from app.api.limits import BUSY, heavy
@@ -82,6 +85,22 @@ async def _admitted(
     )
 
 
+async def _streamed(
+    request: Request, pairs: list[tuple[str, str]], registry: Registry
+) -> StreamingResponse:
+    """The comparison as lines (compare_stream), holding its slot until the last one."""
+    req = compare.parse(pairs)
+    board = request.app.state.fidelity
+    headers = compare_stream.headers(request)
+    gzipped = headers["Content-Encoding"] == "gzip"
+    return await heavy(request).stream(
+        partial(compare_stream.lines, req, registry, board, gzipped),
+        cost=costs.scenarios(req.members),
+        media_type=compare_stream.NDJSON,
+        headers=headers,
+    )
+
+
 def _banded(req: compare.Request, registry: Registry, board: Any) -> dict[str, Any]:
     return with_compare_bands(compare.compare(req, registry), board)
 
@@ -95,7 +114,15 @@ def make_router() -> APIRouter:
         tags=["compare"],
         summary="Several scenarios side by side: timelines, memory, traffic, speed, a diff",
         description=DESCRIPTION,
-        responses={422: {"description": "`detail[].loc` names the scenario and field"}, **BUSY},
+        responses={
+            200: {
+                "content": {compare_stream.NDJSON: {"schema": {"type": "string"}}},
+                "description": "JSON; or, asked with `Accept: application/x-ndjson`, lines: "
+                "`head`, one `member` per column as each is evaluated, then `tail`",
+            },
+            422: {"description": "`detail[].loc` names the scenario and field"},
+            **BUSY,
+        },
     )
     async def get_compare(
         request: Request,
@@ -105,6 +132,8 @@ def make_router() -> APIRouter:
     ) -> Any:
         pairs = list(request.query_params.multi_items())
         try:
+            if compare_stream.wanted(request):
+                return await _streamed(request, pairs, registry)
             return await _admitted(request, pairs, frozenset(), registry)
         except compare.CompareError as exc:
             return _unprocessable(exc)
@@ -112,13 +141,21 @@ def make_router() -> APIRouter:
     @router.get("/compare", response_class=HTMLResponse, include_in_schema=False)
     async def compare_page(request: Request, registry: RegistryDep) -> HTMLResponse:
         pairs = list(request.query_params.multi_items())
-        problem, result = None, None
+        problem, result, first = None, None, {}
         try:
-            result = await _admitted(request, pairs, PAGE_VIEW_KEYS, registry)
+            req = compare.parse(pairs, PAGE_VIEW_KEYS)
+            first = req.members[0].query()
+            if req.preset is not None and not heavy(request).light(costs.scenarios(req.members)):
+                # A big preset: the page comes at once and draws each column as its line
+                # comes (compare_stream). Explicit scenarios are embedded: a refused one
+                # makes the page itself a 422.
+                result = {**compare.head(req), "members": None}
+            else:
+                result = await _admitted(request, pairs, PAGE_VIEW_KEYS, registry)
         except compare.CompareError as exc:
             problem = exc
-        # The page embeds the whole comparison: rendered off the event loop.
-        return await run_in_threadpool(render, request, registry, pairs, problem, result)
+        # The page may embed the whole comparison: rendered off the event loop.
+        return await run_in_threadpool(render, request, registry, pairs, problem, result, first)
 
     def render(
         request: Request,
@@ -126,6 +163,7 @@ def make_router() -> APIRouter:
         pairs: list[tuple[str, str]],
         problem: compare.CompareError | None,
         result: dict[str, Any] | None,
+        first: dict[str, str],
     ) -> HTMLResponse:
         langs = request.app.state.i18n.langs  # the app's catalogues'
         lang_raw = request.query_params.get("lang", "en")
@@ -139,7 +177,6 @@ def make_router() -> APIRouter:
                 catalog.table(lang),
             )  # fmt: skip
         base = result["base"] if result and result["base"] is not None else {}
-        first = result["members"][0]["query"] if result else {}
         lang_q = [("lang", lang)] if lang != "en" else []
         data = {
             "page": "compare",

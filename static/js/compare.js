@@ -1,12 +1,12 @@
 // Compare page: 2-4 scenarios (or a preset) side by side. The URL is the share link:
 // s=<scenario query> per column, or preset=<name> plus the base scenario's parameters.
 import { bandNode } from "./band.js";
-import { drawCharts } from "./compare_charts.js";
+import { drawCharts, timelineFeed } from "./compare_charts.js";
 import { bindForm, showErrors } from "./controls.js";
 import { copyAsMenu } from "./copy_as.js";
 import { bytes, el, pct, seconds } from "./fmt.js";
 import { categorical } from "./palette.js";
-import { errorText } from "./i18n.js";
+import { errorText, fill as fillKey } from "./i18n.js";
 import { defaults, tr } from "./state.js";
 
 const $ = (id) => document.getElementById(id);
@@ -43,26 +43,83 @@ function setUrl(pairs) {
   updateLinks();
 }
 
-// Every change: the URL first, then /api/compare with the same pairs (minus the language).
+// Every change: the URL first, then /api/compare with the same pairs (minus the language),
+// as lines: each column is drawn as soon as the server has evaluated it (compare_stream.py).
 async function go(pairs) {
   setUrl(pairs);
   const mine = ++seq;
   let res;
-  let body = null;
   try {
-    res = await fetch(`/api/compare?${enc(pairs)}`, { headers: { Accept: "application/json" } });
-    body = await res.json();
+    res = await fetch(`/api/compare?${enc(pairs)}`, { headers: { Accept: "application/x-ndjson" } });
+    if (mine !== seq) return;
+    if (!res.ok) {
+      const body = await res.json().catch(() => null);
+      showErrors(res.status === 422 ? errorsOf(body) : { query: res.statusText });
+      document.body.dataset.state = "error";
+      return;
+    }
+    if (!(await receive(res, mine))) return;
   } catch {
-    return showErrors({ query: tr("error.network") });
-  }
-  if (mine !== seq) return;
-  if (!res.ok) {
-    showErrors(res.status === 422 ? errorsOf(body) : { query: res.statusText });
-    document.body.dataset.state = "error";
+    if (mine === seq) showErrors({ query: tr("error.network") });
     return;
   }
-  cmp = body;
   await render();
+}
+
+// Reads the lines as they come; false when a newer request took over.
+async function receive(res, mine) {
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  let feed = null;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (mine !== seq) {
+      reader.cancel();
+      return false;
+    }
+    buf += value ?? "";
+    let nl;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      feed = piece(JSON.parse(buf.slice(0, nl)), feed);
+      buf = buf.slice(nl + 1);
+    }
+    if (done) return true;
+  }
+}
+
+// One line: the head starts an empty comparison, each member is drawn at once (its card and
+// its timeline), the tail brings what needs every column (verdicts, winner, axis, diff).
+function piece(p, feed) {
+  if (p.head) {
+    cmp = { ...p.head, members: [], winner: null, time_axis: null, diff: [] };
+    layoutFor(cmp);
+    // The previous columns stay until their successors come (no blank page on an edit);
+    // columns past the new count go now.
+    for (const card of [...$("columns").children]) if (Number(card.dataset.index) >= cmp.count) card.remove();
+    $("add-scenario").disabled = true; // until every column is in
+    progress(0);
+    return timelineFeed(cmp);
+  }
+  if (p.member) {
+    cmp.members.push(p.member);
+    const card = column(p.member);
+    const old = $("columns").querySelector(`:scope > [data-index="${p.member.index}"]`);
+    if (old) old.replaceWith(card);
+    else $("columns").append(card);
+    feed(p.member);
+    progress(cmp.members.length);
+  } else if (p.tail) {
+    const { verdicts, ...rest } = p.tail;
+    for (const v of verdicts) Object.assign(cmp.members[v.index], v);
+    Object.assign(cmp, rest);
+  }
+  return feed;
+}
+
+function progress(done) {
+  const box = $("cmp-progress");
+  box.hidden = done >= cmp.count;
+  box.textContent = fillKey("cmp.progress", { done: done + 1, total: cmp.count });
 }
 
 const queries = () => cmp.members.map((m) => ({ ...m.query }));
@@ -176,7 +233,7 @@ function column(m) {
   }
   card.append(stats(m));
   const why = el("ul", { class: "why" });
-  for (const w of m.why) why.append(el("li", { "data-code": w.code }, fill(tr(`cmp.why.${w.code}`), w)));
+  for (const w of m.why ?? []) why.append(el("li", { "data-code": w.code }, fill(tr(`cmp.why.${w.code}`), w)));
   card.append(el("h4", {}, tr("cmp.why")), why);
   if (cmp.preset === "factory") card.append(el("p", { class: "teach-note" }, tr(`cmp.teach.${m.role}`)));
   return card;
@@ -188,26 +245,33 @@ function pickState() {
 }
 
 function updateLinks() {
-  const first = cmp ? Object.entries(cmp.members[0].query) : [];
+  const first = cmp?.members?.length ? Object.entries(cmp.members[0].query) : [];
   const q = enc(withLang(first));
   const hrefs = { overview: `/?${q}`, flow: `/flow?${q}`, api: `/api/scenario?${enc(first)}`,
     compare: location.pathname + location.search };
   for (const a of document.querySelectorAll("[data-nav]")) if (hrefs[a.dataset.nav]) a.href = hrefs[a.dataset.nav];
 }
 
-async function render() {
+// The page's parts that depend only on the request (the head): which hints and forms show.
+function layoutFor(c) {
   showErrors({});
   document.body.dataset.state = "ok";
-  const presetMode = cmp.preset !== null;
+  const presetMode = c.preset !== null;
   $("base-form").hidden = !presetMode;
   $("custom-hint").hidden = presetMode;
-  $("cmp-schedules-note").hidden = cmp.preset !== "schedules";
-  $("cmp-intro").hidden = cmp.preset === "schedules";
+  $("cmp-schedules-note").hidden = c.preset !== "schedules";
+  $("cmp-intro").hidden = c.preset === "schedules";
+  if (presetMode) fillBase(Object.fromEntries(c.urlquery.filter(([k]) => k !== "preset")));
+}
+
+async function render() {
+  layoutFor(cmp);
+  updateLinks();
+  $("cmp-progress").hidden = true;
   $("add-scenario").disabled = !editable() || cmp.members.length >= cmp.limits.max;
   $("pick-hint").hidden = $("pick-go").hidden = editable();
   picked.clear();
   pickState();
-  if (presetMode) fillBase(Object.fromEntries(cmp.urlquery.filter(([k]) => k !== "preset")));
   const box = $("columns");
   box.replaceChildren(...cmp.members.map(column));
   box.dataset.count = String(cmp.members.length);
@@ -255,7 +319,9 @@ $("pick-go").addEventListener("click", () => explicit(queries().filter((_, i) =>
 bindHeader();
 // The base form edits the preset's base, which is the URL's own parameters in preset mode.
 bindForm(() => go([...new URLSearchParams(location.search)].filter(([k]) => k !== "lang")));
-if (cmp) {
+if (cmp?.members === null) {
+  go(cmp.urlquery); // a big preset: the page came at once, its columns come as lines
+} else if (cmp) {
   setUrl(cmp.urlquery); // canonical: a bare /compare becomes the preset it shows
   render();
 } else {

@@ -154,6 +154,23 @@ function legend(box) {
   box.append(tp);
 }
 
+function timelineHead(box, cmp, m) {
+  const name = `${label(cmp, m)}${cmp.preset === "schedules" ? "" : ` · ${m.schedule.name}`}, m = ${m.schedule.microbatches}`;
+  box.append(el("h3", { style: `color:${categorical(m.index)}` }, name));
+  if (m.timeline.omitted) {
+    box.append(el("p", { class: "muted" }, tr("cmp.timeline.omitted")));
+    return null;
+  }
+  const div = el("div", { class: "timeline", "data-index": m.index });
+  box.append(div);
+  return div;
+}
+
+// The first timeline on screen: what the compare bench times as the page's first draw.
+function markFirst() {
+  if (!performance.getEntriesByName("meshscope:compare-first").length) performance.mark("meshscope:compare-first");
+}
+
 // One canvas timeline per column on the shared time axis; hovering one draws the same
 // instant on all, and a zoom (drag; double-click resets) applies to all.
 function timelines(box, cmp) {
@@ -164,19 +181,38 @@ function timelines(box, cmp) {
   const drawn = [];
   const linked = (fn) => (v) => (axis.shared ? drawn : []).forEach((t) => fn(t, v));
   for (const m of valid(cmp)) {
-    const head = el("h3", { style: `color:${categorical(m.index)}` }, `${label(cmp, m)}${cmp.preset === "schedules" ? "" : ` · ${m.schedule.name}`}, m = ${m.schedule.microbatches}`);
-    box.append(head);
-    if (m.timeline.omitted) {
-      box.append(el("p", { class: "muted" }, tr("cmp.timeline.omitted")));
-      continue;
-    }
-    const div = el("div", { class: "timeline", "data-index": m.index });
-    box.append(div);
+    const div = timelineHead(box, cmp, m);
+    if (!div) continue;
     const tl = new CanvasTimeline(div, axis.shared
       ? { onHover: linked((t, v) => t.setMarker(v)), onZoom: linked((t, r) => t.zoom(r)) } : {});
     tl.setData(m, axis.shared ? axis.max : m.timeline.end);
     drawn.push(tl);
+    markFirst();
   }
+}
+
+// A streamed comparison's timelines, each drawn as its column comes: the axis is the
+// longest seen so far (same units), and the earlier ones stretch when a later one ends later.
+// The whole comparison is drawn again by drawCharts once every column is in.
+export function timelineFeed(cmp) {
+  const box = document.getElementById("timelines");
+  const drawn = [];
+  let end = 0;
+  return (m) => {
+    if (m.index === 0) box.replaceChildren(); // the previous drawing stays until then
+    if (!m.valid) return;
+    const div = timelineHead(box, cmp, m);
+    if (!div) return;
+    const same = !drawn.length || drawn[0].tl.units === m.timeline.units;
+    const tl = new CanvasTimeline(div);
+    if (same && m.timeline.end > end) {
+      end = m.timeline.end;
+      for (const t of drawn) if (t.tl.units === m.timeline.units) t.setEnd(end);
+    }
+    tl.setData(m, same ? end : m.timeline.end);
+    drawn.push(tl);
+    markFirst();
+  };
 }
 
 function cell(v) {

@@ -66,6 +66,14 @@ export class CanvasTimeline {
     this.draw();
   }
 
+  // A longer shared axis (a later column of a streamed comparison ends later): same blocks.
+  setEnd(end) {
+    this.full = [0, end * 1.01];
+    this.range = this.full;
+    this.div.dataset.range = String(this.full[1]);
+    this.draw();
+  }
+
   zoom(range) {
     this.range = range ?? this.full;
     this.div.dataset.zoom = range ? range.map((v) => v.toPrecision(6)).join(",") : "";

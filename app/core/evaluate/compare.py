@@ -16,6 +16,7 @@ preset members the core refuses stay in the comparison, marked invalid with the 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -180,32 +181,84 @@ def parse(pairs: list[tuple[str, str]], view_keys: frozenset[str] = frozenset())
     return Request(preset, base, expand(base))
 
 
-def compare(req: Request, hardware: Registry = HARDWARE) -> dict[str, Any]:
-    """Evaluate every member against the hardware registry; the side-by-side view model.
-    Explicit members must all be valid."""
-    views: list[dict[str, Any] | ScenarioError] = []
-    issues: list[Issue] = []
-    for i, m in enumerate(req.members):
-        try:
-            views.append(evaluate(m, hardware, lean=True))
-        except ScenarioError as exc:
-            views.append(exc)
-            key = exc.key or "value_error"
-            issues.append(Issue(("query", "s", i, exc.field), exc.reason, key, exc.params))
-    if req.preset is None and issues:
-        raise CompareError(issues)
-    members = compare_view.members_json(list(req.members), views)
+def member(i: int, s: Scenario, hardware: Registry = HARDWARE) -> dict[str, Any]:
+    """One column: the scenario evaluated (lean: no formula cards or action lists, which the
+    view never sends), or the core's refusal; without the verdicts, which need every column."""
+    try:
+        view: dict[str, Any] | ScenarioError = evaluate(s, hardware, lean=True)
+    except ScenarioError as exc:
+        view = exc
+    return compare_view.member_json(i, s, view)
+
+
+def head(req: Request) -> dict[str, Any]:
+    """What the request says before any work: the preset, its base, the share link, bounds."""
     return {
         "preset": req.preset,
         "base": req.base.query() if req.base is not None else None,
         "urlquery": req.urlquery(),
-        "members": members,
+        "count": len(req.members),
+        "limits": {"min": MIN_SCENARIOS, "max": MAX_SCENARIOS},
+    }
+
+
+def conclude(req: Request, members: list[dict[str, Any]]) -> dict[str, Any]:
+    """What needs every column: each column's verdicts, the winner, the shared time axis and
+    the diff. Sets the verdicts on the columns too."""
+    verdicts = compare_view.rank(members)
+    return {
+        "verdicts": verdicts,
         # The fastest training step that fits; a forward-only column is never it.
         "winner": compare_view.winner(members),
         "time_axis": compare_view.time_axis(members),
         "diff": compare_view.diff(list(req.members), members),
-        "limits": {"min": MIN_SCENARIOS, "max": MAX_SCENARIOS},
     }
+
+
+def _refusals(members: list[dict[str, Any]]) -> list[Issue]:
+    """The issues of the columns the core refused, each naming its scenario and field."""
+    return [
+        Issue(
+            ("query", "s", m["index"], e["field"]),
+            e["reason"],
+            e["key"] or "value_error",
+            e["params"],
+        )  # fmt: skip
+        for m in members
+        if not m["valid"] and (e := m["error"])
+    ]
+
+
+def compare(req: Request, hardware: Registry = HARDWARE) -> dict[str, Any]:
+    """Evaluate every member against the hardware registry; the side-by-side view model.
+    Explicit members must all be valid."""
+    members = [member(i, m, hardware) for i, m in enumerate(req.members)]
+    if req.preset is None and (issues := _refusals(members)):
+        raise CompareError(issues)
+    tail = conclude(req, members)
+    del tail["verdicts"]  # already on the columns
+    return {**head(req), "members": members, **tail}
+
+
+def stream(req: Request, hardware: Registry = HARDWARE) -> Iterator[tuple[str, Any]]:
+    """The comparison piece by piece, for a page that draws each column as it comes:
+    ("head", head), ("member", column) per member in order, then ("tail", conclude).
+
+    Explicit members must all be valid, and a refusal must come before anything is sent, so
+    they are all evaluated before the head; a preset's columns (whose refusals are kept)
+    are evaluated one by one as they are sent."""
+    if req.preset is None:
+        result = compare(req, hardware)
+        members = result["members"]
+        yield "head", head(req)
+        yield from (("member", m) for m in members)
+    else:
+        yield "head", head(req)
+        members = []
+        for i, s in enumerate(req.members):
+            members.append(member(i, s, hardware))
+            yield "member", members[-1]
+    yield "tail", conclude(req, members)
 
 
 def run(

@@ -150,25 +150,34 @@ def _why(m: dict[str, Any], best: dict[str, Any] | None) -> list[dict[str, Any]]
     return out
 
 
+def member_json(i: int, s: Scenario, view: dict[str, Any] | ScenarioError) -> dict[str, Any]:
+    """One column as soon as its scenario is evaluated; ``rank`` adds the verdicts, which
+    need every column."""
+    if isinstance(view, ScenarioError):
+        return _invalid_json(i, s, view)
+    return _valid_json(i, s, view)
+
+
+def rank(members: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each valid column's verdicts: why it is slow or out of memory, whether it is the best,
+    whether it is ranked at all. Sets them on the columns and returns them, one per column."""
+    # A forward-only schedule (naive) does not train, so it is not ranked against those that
+    # do: "ranked" false, never the best, and the charts draw it apart (compare_charts.js).
+    fitting = [m for m in members if m["valid"] and m["summary"]["fits"] and ranked(m)]
+    best = max(fitting, key=lambda m: m["summary"]["tokens_per_s"], default=None)
+    out = []
+    for m in members:
+        if m["valid"]:
+            m.update(why=_why(m, best), best=m is best, ranked=ranked(m))
+            out.append({k: m[k] for k in ("index", "why", "best", "ranked")})
+    return out
+
+
 def members_json(
     scenarios: list[Scenario], views: list[dict[str, Any] | ScenarioError]
 ) -> list[dict[str, Any]]:
-    out = []
-    for i, (s, view) in enumerate(zip(scenarios, views, strict=True)):
-        out.append(
-            _invalid_json(i, s, view)
-            if isinstance(view, ScenarioError)
-            else _valid_json(i, s, view)
-        )
-    # A forward-only schedule (naive) does not train, so it is not ranked against those that
-    # do: "ranked" false, never the best, and the charts draw it apart (compare_charts.js).
-    fitting = [m for m in out if m["valid"] and m["summary"]["fits"] and ranked(m)]
-    best = max(fitting, key=lambda m: m["summary"]["tokens_per_s"], default=None)
-    for m in out:
-        if m["valid"]:
-            m["why"] = _why(m, best)
-            m["best"] = m is best
-            m["ranked"] = ranked(m)
+    out = [member_json(i, s, v) for i, (s, v) in enumerate(zip(scenarios, views, strict=True))]
+    rank(out)
     return out
 
 
