@@ -32,12 +32,14 @@ from app.core.traces import (
     label_run,
 )
 from app.core.traces.records import event_kind, first_step
+from app.importers.import_logs import prepare_logs
+from app.importers.log_files import KINETO, input_files, one_format
 from app.importers.trace_files import read_traces, trace_paths
 from app.importers.trace_store import to_db, to_server
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="PATH", help="trace files or directories")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="trace or log files, or directories")
     p.add_argument("--run", required=True, help="the run's name on /runs")
     for axis in ("dp", "tp", "pp"):
         p.add_argument(f"--{axis}", type=int, default=None, help=f"{axis} size (else inferred)")
@@ -126,6 +128,17 @@ def report(p: Prepared) -> str:
     return "\n".join(lines)
 
 
+def _prepare_any(args: argparse.Namespace) -> tuple[RunInfo, list[ProbeRecord], str]:
+    """Traces (prepare) or logs (import_logs), by the files' one format (log_files)."""
+    paths = input_files(args.paths)
+    fmt = one_format(paths)
+    if fmt != KINETO:
+        done = prepare_logs(args, paths, fmt)
+        return done.info, done.records, done.summary
+    prepared = prepare(args)
+    return prepared.info, prepared.records, report(prepared)
+
+
 def run(args: argparse.Namespace) -> int:
     """The command: 0 when stored, 1 when the server's upload left records unsent, 2 when
     the traces are refused (one line naming the file, group or rank, and why)."""
@@ -135,13 +148,12 @@ def run(args: argparse.Namespace) -> int:
               "ws://HOST:PORT/ws/ingest (wss:// behind TLS)", file=sys.stderr)  # fmt: skip
         return 2
     try:
-        prepared = prepare(args)
-        summary = report(prepared)
+        info, records, summary = _prepare_any(args)
         if args.server:
             print(summary, flush=True)
-            sent = to_server(args.server, args.token, prepared.info, prepared.records)
+            sent = to_server(args.server, args.token, info, records)
             return 0 if sent == 0 else 1
-        stored = to_db(_db(args), prepared.info, prepared.records, summary)
+        stored = to_db(_db(args), info, records, summary)
     except (TraceError, OSError) as err:
         print(f"meshscope import-trace: {err}", file=sys.stderr)
         return 2
@@ -160,7 +172,8 @@ def _db(args: argparse.Namespace) -> Path:
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="meshscope import-trace",
-        description="Import PyTorch profiler traces (one per rank) as a measured run.",
+        description="Import PyTorch profiler traces (one per rank), torchtitan's structured "
+        "logs (one per rank) or a Megatron log (--timing-log-option all) as a measured run.",
     )
     add_arguments(parser)
     return parser.parse_args(argv)

@@ -1,0 +1,81 @@
+"""The log side of ``meshscope import-trace``: torchtitan's structured JSONL and Megatron's
+timer lines into the probe's records (app/core/traces/phases.py), with the same stores and
+the same all-or-nothing rule as the traces.
+
+The layout: ``--dp --tp --pp --order`` when given; else Megatron's arguments block
+(tensor/pipeline sizes and world size; its default rank order tp-cp-ep-dp-pp is meshscope's
+``megatron``, tp-pp-dp with ``--use-tp-pp-dp-mapping``). torchtitan's logs do not say it:
+without the flags every rank is taken as one data-parallel replica, and the report says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.core.inputs.protocol import ProbeRecord, RunInfo
+from app.core.layout.topology import Layout, parse_order
+from app.core.traces import TraceError, find_stragglers
+from app.core.traces.phases import PhaseLog, build_phase_run, merge, phase_counts
+from app.importers.log_files import MEGATRON, read_logs
+
+DEFAULT_ORDERS = {MEGATRON: "megatron", "torchtitan": "torchtitan"}  # the frameworks' own
+
+
+@dataclass(frozen=True)
+class LogImport:
+    info: RunInfo
+    records: list[ProbeRecord]
+    summary: str
+
+
+def _layout(args: argparse.Namespace, logs: list[PhaseLog], world: int, fmt: str) -> Layout:
+    hints = logs[0].hints
+    if hints.get("cp", 1) > 1:
+        raise TraceError(f"{logs[0].name}: context parallel (cp={hints['cp']}) has no axis in "
+                         "meshscope's layout yet")  # fmt: skip
+    given = any(v is not None for v in (args.dp, args.tp, args.pp))
+    tp = args.tp or (1 if given else hints.get("tp", 1))
+    pp = args.pp or (1 if given else hints.get("pp", 1))
+    world = max(world, hints.get("world", 0))
+    dp = args.dp or max(world // (tp * pp), 1)
+    order = args.order or ("tp-pp-dp" if hints.get("tp_pp_dp") else DEFAULT_ORDERS[fmt])
+    try:
+        return Layout(dp, tp, pp, parse_order(order), args.gpus_per_node)
+    except ValueError as err:
+        raise TraceError(f"layout: {err}") from err
+
+
+def prepare_logs(args: argparse.Namespace, paths: list[Path], fmt: str) -> LogImport:
+    """Read, merge and convert; TraceError when refused (nothing is stored before)."""
+    logs = read_logs(paths, fmt)
+    steps = merge(logs)
+    world = 1 + max(st.rank for st in steps)
+    layout = _layout(args, logs, world, fmt)
+    info, records = build_phase_run(steps, layout, args.run, bool(logs[0].hints.get("bf16")))
+    first = min(st.step for st in steps)
+    ranks = sorted({st.rank for st in steps})
+    lines = [
+        f"meshscope import-trace: run {info.run}: {fmt} log(s) {len(logs)}, {len(ranks)} "
+        f"rank(s), {len(records)} rank-step record(s); layout dp={info.dp} tp={info.tp} "
+        f"pp={info.pp} order {info.order}; {fmt} step {first} is step 0",
+        "  phases: " + ", ".join(f"{k} {n}" for k, n in sorted(phase_counts(steps).items())),
+    ]
+    if fmt != MEGATRON and all(v is None for v in (args.dp, args.tp, args.pp)):
+        lines.append("  the log does not say the layout: every rank taken as a DP replica "
+                     "(give --dp --tp --pp --order)")  # fmt: skip
+    lines += [f"  note: {n}" for log in logs for n in log.notes]
+    if len(ranks) < layout.world_size:
+        lines.append(f"  ranks absent from the log(s): {layout.world_size - len(ranks)}")
+    lines += _stragglers(records, layout)
+    return LogImport(info, records, "\n".join(lines))
+
+
+def _stragglers(records: list[ProbeRecord], layout: Layout) -> list[str]:
+    out = []
+    for s in find_stragglers(records, layout):
+        who = f"rank {s.ranks[0]}" if s.cause == "rank" else f"link of group {list(s.ranks)}"
+        out.append(f"  straggler: {who}, {s.phase} +{s.excess_s * 1e3:.1f} ms a step "
+                   f"({s.ratio:.2f}x the median of its peers)")  # fmt: skip
+    return out
