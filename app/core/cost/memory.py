@@ -116,6 +116,12 @@ def _rates(m: ModelSpec, t: Training, dp: int, tp: int) -> tuple:
     share = g16 / (g16 + gacc) if g16 + gacc else 0.0  # the 16-bit part of g
     # ZeRO-3's units (FSDP wraps each layer, the embedding and the head), whole.
     units = (layer_params(m), embedding_params(m), head_params(m))
+    # The root unit's gradients at the backward's end, by which ends the rank holds.
+    sharded = t.zero >= 2 and dp > 1
+    roots = {
+        ends: root_grads_bytes(_root_params(m, *ends) // tp if sharded else 0, t, dp)
+        for ends in ((False, False), (False, True), (True, False), (True, True))
+    }
     return (
         w, g, o, share,
         activation_bytes_per_layer(m, t, tp),
@@ -123,6 +129,7 @@ def _rates(m: ModelSpec, t: Training, dp: int, tp: int) -> tuple:
         logits_transient_bytes(m, t, tp),
         fragmentation_bytes(1.0, t, dp),  # per allocated byte
         units,
+        roots,
     )  # fmt: skip
 
 
@@ -160,7 +167,7 @@ def stage_memory(
     ``hw``: the hardware whose per-process floor the total carries (none without it).
     """
     dp, tp, pp = par
-    w, g, o, share, act_layer, rebuilt, logits, frag, units = _rates(m, t, dp, tp)
+    w, g, o, share, act_layer, rebuilt, logits, frag, units, roots = _rates(m, t, dp, tp)
     floor = floor_bytes(hw)
     layers = layers or even_chunk_layers(m, pp, chunks)
     w_share = w_pass_share(m, t, tp) if frontier is not None else 0.0
@@ -191,8 +198,7 @@ def stage_memory(
             gather = gather_bytes(unit // tp, params, t, dp)
         states = params * w, params * g * share, params * g * (1.0 - share), params * o
         act, extra = act_layer * kept, max(again - loss, 0.0)
-        root = _root_params(m, holds_emb, holds_head) // tp if t.zero >= 2 and dp > 1 else 0
-        at_end = max(root_grads_bytes(root, t, dp) - (act + loss + extra), 0.0)
+        at_end = max(roots[holds_emb, holds_head] - (act + loss + extra), 0.0)
         allocated = sum(states) + act + gather + loss + extra + at_end
         out.append(
             StageMemory.of(
