@@ -3,6 +3,7 @@ and Megatron's per-rank timer lines become the probe's records, holding only wha
 says; bad input is refused naming the file and why, and stores nothing."""
 
 import json
+import re
 import shutil
 import sqlite3
 from datetime import UTC, datetime
@@ -151,3 +152,27 @@ def test_a_jsonl_line_without_the_fields_is_refused():
 
     with pytest.raises(TraceError, match="x.jsonl: line 1 has no log_type_name"):
         parse_lines(['{"rank": 0}\n'], "x.jsonl")
+
+
+def test_a_step_the_run_stopped_in_is_left_out_and_said():
+    from app.core.traces.torchtitan_log import parse_lines
+
+    path = next(TITAN.glob("*rank_0.*"))
+    lines = path.read_text().splitlines(keepends=True)
+    cut = max(i for i, x in enumerate(lines) if json.loads(x)["log_type_name"] == "step_end")
+    log = parse_lines(lines[:cut], path.name)  # the last step_end never written
+    assert [st.step for st in log.steps] == [1, 2]
+    assert log.notes == ("rank 0 step 3: no step_end (the run stopped in it), left out",)
+
+
+def test_megatron_means_over_a_log_interval_are_said_and_unstamped_lines_lie_end_to_end():
+    text = MEGATRON.read_text().replace(
+        "log_interval .................................... 1",
+        "log_interval .................................... 10",
+    )
+    text = re.sub(r" \[2026-[^\]]*\]", "", text)  # an older Megatron: no time stamp
+    log = parse_megatron(text.splitlines(keepends=True), "m.log")
+    assert log.notes == ("each record is the mean of the 10 iterations ending at it "
+                         "(log_interval)",)  # fmt: skip
+    t0 = sorted({(st.step, st.t0) for st in log.steps})
+    assert t0[0] == (1, 0.0) and t0[1][1] == pytest.approx(0.2109)  # iteration 1 took 210.9 ms
