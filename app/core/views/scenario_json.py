@@ -26,11 +26,14 @@ def layout_json(layout: Layout) -> dict[str, Any]:
             "dp": (r // st["dp"]) % layout.dp,
             "pp": (r // st["pp"]) % layout.pp,
             "tp": (r // st["tp"]) % layout.tp,
-            **{a: (r // st[a]) % layout.size(a) for a in extra},
             "node": r // gpn,
         }
         for r in range(world)
     ]
+    for a in extra:  # a second pass only when used: the 3D rows are built as fast as before
+        stride, n = st[a], layout.size(a)
+        for row in ranks:
+            row[a] = (row["rank"] // stride) % n
     out = {
         "world_size": world,
         "order": "-".join(layout.order),
