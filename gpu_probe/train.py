@@ -206,10 +206,12 @@ class Trainer:
                     kept.append(e)
             events = kept
         finite = loss is not None and loss == loss and abs(loss) != float("inf")
+        c = self.ctx.coord  # the protocol's coord: the layout's Coord also holds cp and ep
         return ProbeRecord.model_validate(
             {
-                "run": self.info.run, "rank": self.ctx.rank, "coord": asdict(self.ctx.coord),
-                "node": self.ctx.node, "step": step, "attempt": attempt,
+                "run": self.info.run, "rank": self.ctx.rank,
+                "coord": {"dp": c.dp, "pp": c.pp, "tp": c.tp}, "node": self.ctx.node,
+                "step": step, "attempt": attempt,
                 "t0": self.timer.t0_wall, "events": events, "dropped_events": dropped,
                 "loss": loss if finite else None, "stopped": stopped,
                 **memory_fields(self.ctx.device),
