@@ -11,6 +11,11 @@ machine shared with the producers that is the figure that says what one server c
 where wall-clock throughput says how fast this machine's cores were shared.
 
     python bench/bench_ingest.py [--steps 200] [--window 64] [--ranks 8,64,1024]
+                                 [--baseline DIR]
+
+``--baseline DIR`` runs each mesh twice, against a server started from DIR (another
+checkout, e.g. ``git archive <commit> | tar -x -C DIR``) and from this one, and prints
+both lines and their ratio: a before/after on the same machine within minutes.
 
 Meshes: 8 ranks = dp2 x tp2 x pp2 (1f1b, m=4); 64 ranks = dp4 x tp4 x pp4 (1f1b, m=8);
 1,024 ranks = dp32 x tp4 x pp8 (1f1b, m=4; 34 events a record, under the 58 a record of a
@@ -51,15 +56,20 @@ TICK_S = os.sysconf("SC_CLK_TCK")
 
 
 class Server(ServerProcess):
-    """The test helper's server, allowed every producer of the bench from one address."""
+    """The test helper's server, allowed every producer of the bench from one address,
+    run from the checkout at ``root`` (this one unless --baseline names another)."""
+
+    def __init__(self, db: Path, root: Path = ROOT) -> None:
+        super().__init__(db)
+        self.root = root
 
     def start(self) -> Server:
-        env = dict(os.environ, MESHSCOPE_INGEST_TOKEN=self.token, PYTHONPATH=str(ROOT),
+        env = dict(os.environ, MESHSCOPE_INGEST_TOKEN=self.token, PYTHONPATH=str(self.root),
                    MESHSCOPE_CLIENT_CONNECTIONS="100000")  # fmt: skip
         cmd = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1",
                "--port", str(self.port), "--db", str(self.db)]  # fmt: skip
         self.proc = subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            cmd, cwd=self.root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         for _ in range(600):
             if self._healthy():
@@ -127,37 +137,51 @@ async def one(server: Server, ranks: int, steps: int, window: int) -> dict:
             "marginal_cpu": max(cpu - idle_rate * seconds, 1e-9)}  # fmt: skip
 
 
+def _line(label: str, r: dict) -> str:
+    rate, per_cpu = r["records"] / r["seconds"], r["records"] / r["cpu"]
+    marginal = r["records"] / r["marginal_cpu"]  # less the idle server's CPU
+    target = f"{TARGET_PER_CPU_S:>8}" if r["ranks"] >= 1024 else f"{'':>8}"
+    return (f"{label:>8} {r['ranks']:>6} {r['records']:>8} {r['events']:>10} "
+            f"{r['bytes'] / 1e3:>7.1f} {r['seconds']:>8.2f} {rate:>13.0f} "
+            f"{rate / r['ranks']:>8.1f} {r['cpu']:>12.2f} {per_cpu:>10.0f} "
+            f"{marginal:>9.0f} {target}")  # fmt: skip
+
+
+def _measure(root: Path, ranks: int, steps: int, window: int) -> dict:
+    """One mesh against a fresh server (and database) from the checkout at ``root``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        server = Server(Path(tmp) / "bench.sqlite3", root).start()
+        try:
+            return asyncio.run(one(server, ranks, steps, window))
+        finally:
+            server.stop()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=200, help="steps per rank")
     ap.add_argument("--window", type=int, default=64, help="unacked records per rank")
     ap.add_argument("--ranks", default="8,64,1024", help="meshes to run, of " + str(list(MESHES)))
+    ap.add_argument("--baseline", type=Path, help="another checkout to measure first")
     args = ap.parse_args()
     # One socket per simulated rank, in this process.
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(max(soft, 8192), hard), hard))
-    with tempfile.TemporaryDirectory() as tmp:
-        server = Server(Path(tmp) / "bench.sqlite3").start()
-        try:
-            print(f"{'ranks':>6} {'records':>8} {'events/rec':>10} {'KB/rec':>7} {'seconds':>8} "
-                  f"{'rank-steps/s':>13} {'steps/s':>8} {'server CPU s':>12} "
-                  f"{'rec/CPU-s':>10} {'marginal':>9} {'target':>8}")  # fmt: skip
-            for ranks in (int(r) for r in args.ranks.split(",")):
-                steps = (
-                    args.steps if ranks <= 8 else max(args.steps // (4 if ranks <= 64 else 10), 10)
-                )
-                r = asyncio.run(one(server, ranks, steps, args.window))
-                rate = r["records"] / r["seconds"]
-                per_cpu = r["records"] / r["cpu"]
-                marginal = r["records"] / r["marginal_cpu"]  # less the idle server's CPU
-                target = f"{TARGET_PER_CPU_S:>8}" if ranks >= 1024 else f"{'':>8}"
-                print(f"{r['ranks']:>6} {r['records']:>8} {r['events']:>10} "
-                      f"{r['bytes'] / 1e3:>7.1f} {r['seconds']:>8.2f} {rate:>13.0f} "
-                      f"{rate / ranks:>8.1f} {r['cpu']:>12.2f} {per_cpu:>10.0f} "
-                      f"{marginal:>9.0f} {target}",
-                      flush=True)  # fmt: skip
-        finally:
-            server.stop()
+    print(f"{'server':>8} {'ranks':>6} {'records':>8} {'events/rec':>10} {'KB/rec':>7} "
+          f"{'seconds':>8} {'rank-steps/s':>13} {'steps/s':>8} {'server CPU s':>12} "
+          f"{'rec/CPU-s':>10} {'marginal':>9} {'target':>8}")  # fmt: skip
+    roots = [("before", args.baseline), ("this", ROOT)] if args.baseline else [("this", ROOT)]
+    for ranks in (int(r) for r in args.ranks.split(",")):
+        steps = args.steps if ranks <= 8 else max(args.steps // (4 if ranks <= 64 else 10), 10)
+        got = {}
+        for label, root in roots:
+            got[label] = _measure(root, ranks, steps, args.window)
+            print(_line(label, got[label]), flush=True)
+        if args.baseline:
+            before, now = got["before"], got["this"]
+            print(f"{'ratio':>8} {ranks:>6}  records per server CPU-second x"
+                  f"{before['cpu'] / now['cpu']:.2f}, wall x"
+                  f"{before['seconds'] / now['seconds']:.2f}", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":
