@@ -41,7 +41,10 @@ def layer_bytes(m: ModelSpec, t: Training) -> LayerBytes:
     dropout = t.has_dropout(m.gated_mlp)
     masks = 2.0 * h if dropout else 0.0  # Korthikanti §4.1: the two sbh dropout masks
     wide = 2.0 if t.autocast else 1.0  # autocast: fp32 norms and softmax (Training.autocast)
-    whole = 4.0 * h * wide + 4.0 * h + masks  # norm inputs; attention and MLP inputs
+    # Per norm: its 16-bit input (2h, 4h under autocast); an eager upcasting RMSNorm keeps the
+    # fp32 copy and the 16-bit normalized output instead, 4h + 2h (Training.eager_rmsnorm).
+    norm = 6.0 if t.eager_rmsnorm else 2.0 * wide
+    whole = 2.0 * norm * h + 4.0 * h + masks  # norm inputs; attention and MLP inputs
     # GeLU: its input and output (4f); SwiGLU eager: gate, up, SiLU(gate), product (8f);
     # fused (Megatron-core SwiGLUFunction saves its input): gate and up, product (6f).
     mlp = (6.0 if t.fused_swiglu else 8.0) * f if m.gated_mlp else 4.0 * f

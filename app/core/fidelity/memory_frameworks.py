@@ -28,6 +28,8 @@ class Framework:
     # The framework's model class keeps the output layer apart from the embedding, whatever
     # the checkpoint ties (a tied model trains one more vocabulary-sized matrix).
     unties_head: bool = False
+    # The model's RMSNorm is eager and upcasts to fp32 (Training.eager_rmsnorm).
+    eager_rmsnorm: bool = False
 
 
 FRAMEWORKS: Mapping[str, Framework] = MappingProxyType({
@@ -46,10 +48,12 @@ FRAMEWORKS: Mapping[str, Framework] = MappingProxyType({
     # litgpt/model.py (84a73fd0, the Gemma row's commit): GPT builds lm_head = nn.Linear and
     # wte = nn.Embedding and never ties them; scripts/convert_hf_checkpoint.py copies a tied
     # checkpoint's embedding into lm_head.weight; finetune/full.py refuses tie_embeddings.
+    # Its RMSNorm: x.float(), x * rsqrt(mean(x * x) + eps), .to(dtype), * weight (eager).
     "LitGPT (Lightning Fabric)": Framework(False, False, True, "max", False, False,
                                            "unfused loss; eager gated MLP; no dropout; "
                                            "no_sync accumulation; untied head",
-                                           no_sync_accum=True, unties_head=True),
+                                           no_sync_accum=True, unties_head=True,
+                                           eager_rmsnorm=True),
     # transformers Trainer: the model's CrossEntropyLoss; fp32 parameters under AMP, so fp32
     # gradients; eager attention (the rows' V100 has no flash kernels); BERT and GPT-2 train
     # with dropout 0.1 (hidden_dropout_prob, attention_probs_dropout_prob; resid/attn_pdrop).
@@ -76,7 +80,11 @@ SAC_LEGACY_RS = ("c233ecdd9",)
 
 
 def training_change(row: MemoryRow) -> dict[str, Any]:
-    """Training fields the row's framework version sets that no scenario field says."""
+    """Training fields the row's framework (and its version) sets that no scenario field says."""
+    change: dict[str, Any] = {}
     if row.framework_family == "torchtitan" and any(c in row.framework for c in SAC_LEGACY_RS):
-        return {"sac_saves_reduce_scatter": False}
-    return {}
+        change["sac_saves_reduce_scatter"] = False
+    fw = FRAMEWORKS.get(row.framework_family)
+    if fw is not None and fw.eager_rmsnorm and row.model.norm == "RMSNorm":
+        change["eager_rmsnorm"] = True
+    return change

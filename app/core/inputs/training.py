@@ -85,6 +85,10 @@ class Training:
     # reduce_scatter op"); before, it named the legacy c10d_functional op, which DTensor no
     # longer dispatched (pytorch #120370, native funcol by default), so none were kept.
     sac_saves_reduce_scatter: bool = True
+    # RMSNorm written in eager PyTorch that upcasts (litgpt model.py RMSNorm: x.float(), then
+    # x_normed.to(dtype) * weight): it keeps its input's fp32 copy and its 16-bit normalized
+    # output for the weight's gradient, 6 bytes per element, where a fused norm keeps its input.
+    eager_rmsnorm: bool = False
 
     @property
     def passes(self) -> int:
