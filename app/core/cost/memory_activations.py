@@ -93,8 +93,11 @@ def _per_token(m: ModelSpec, t: Training, tp: int, mode: str | None = None) -> f
 
 
 def _scale(m: ModelSpec, t: Training) -> float:
-    """Tokens of one micro-batch, times 2 for fp32 activations."""
-    return m.seq_len * t.micro_batch_size * (2.0 if t.dtype == "fp32" else 1.0)
+    """Tokens of one micro-batch on one rank, times 2 for fp32 activations."""
+    # Context parallelism: "the activation memory footprint per GPU is also smaller by the CP
+    # degree" (Megatron-LM docs/user-guide/features/context_parallel.md): Korthikanti et al.
+    # 2022 Table 2 with s -> s/cp.
+    return m.seq_len / t.cp * t.micro_batch_size * (2.0 if t.dtype == "fp32" else 1.0)
 
 
 def activation_bytes_per_layer(m: ModelSpec, t: Training, tp: int) -> float:

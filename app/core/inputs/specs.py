@@ -109,6 +109,7 @@ def training_of(s: Scenario) -> Training:
         dropout=s.dropout,
         autocast=s.autocast,
         unsharded_grad_accum=s.unsharded_grad_accum,
+        cp=s.cp,
     )
 
 

@@ -89,6 +89,9 @@ class Training:
     # x_normed.to(dtype) * weight): it keeps its input's fp32 copy and its 16-bit normalized
     # output for the weight's gradient, 6 bytes per element, where a fused norm keeps its input.
     eager_rmsnorm: bool = False
+    # Context-parallel ranks: each holds seq/cp tokens of every micro-batch (Megatron-LM
+    # --context-parallel-size; its memory side in cost/memory_activations.py).
+    cp: int = 1
 
     @property
     def passes(self) -> int:
