@@ -1,11 +1,12 @@
 // Compare page: 2-4 scenarios (or a preset) side by side. The URL is the share link:
 // s=<scenario query> per column, or preset=<name> plus the base scenario's parameters.
 import { bandNode } from "./band.js";
-import { drawCharts, timelineFeed } from "./compare_charts.js";
+import { drawCharts, TimelineFeed } from "./compare_charts.js";
 import { bindForm, showErrors } from "./controls.js";
 import { copyAsMenu } from "./copy_as.js";
 import { bytes, el, pct, seconds } from "./fmt.js";
 import { categorical } from "./palette.js";
+import { whenPlotly } from "./plot.js";
 import { errorText, fill as fillKey } from "./i18n.js";
 import { defaults, tr } from "./state.js";
 
@@ -49,6 +50,7 @@ async function go(pairs) {
   setUrl(pairs);
   const mine = ++seq;
   let res;
+  let feed;
   try {
     res = await fetch(`/api/compare?${enc(pairs)}`, { headers: { Accept: "application/x-ndjson" } });
     if (mine !== seq) return;
@@ -58,15 +60,16 @@ async function go(pairs) {
       document.body.dataset.state = "error";
       return;
     }
-    if (!(await receive(res, mine))) return;
+    feed = await receive(res, mine);
+    if (!feed) return;
   } catch {
     if (mine === seq) showErrors({ query: tr("error.network") });
     return;
   }
-  await render();
+  await render(feed);
 }
 
-// Reads the lines as they come; false when a newer request took over.
+// Reads the lines as they come: the timelines' feed, or null when a newer request took over.
 async function receive(res, mine) {
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buf = "";
@@ -75,7 +78,7 @@ async function receive(res, mine) {
     const { value, done } = await reader.read();
     if (mine !== seq) {
       reader.cancel();
-      return false;
+      return null;
     }
     buf += value ?? "";
     let nl;
@@ -83,7 +86,7 @@ async function receive(res, mine) {
       feed = piece(JSON.parse(buf.slice(0, nl)), feed);
       buf = buf.slice(nl + 1);
     }
-    if (done) return true;
+    if (done) return feed;
   }
 }
 
@@ -98,7 +101,7 @@ function piece(p, feed) {
     for (const card of [...$("columns").children]) if (Number(card.dataset.index) >= cmp.count) card.remove();
     $("add-scenario").disabled = true; // until every column is in
     progress(0);
-    return timelineFeed(cmp);
+    return new TimelineFeed(cmp);
   }
   if (p.member) {
     cmp.members.push(p.member);
@@ -106,7 +109,10 @@ function piece(p, feed) {
     const old = $("columns").querySelector(`:scope > [data-index="${p.member.index}"]`);
     if (old) old.replaceWith(card);
     else $("columns").append(card);
-    feed(p.member);
+    feed.add(p.member);
+    // Plotly (preloaded) is run now, while the server evaluates the other columns, not
+    // before the first one is drawn nor after the last one.
+    if (p.member.index === 0) whenPlotly().catch(() => {}); // drawCharts reports a failure
     progress(cmp.members.length);
   } else if (p.tail) {
     const { verdicts, ...rest } = p.tail;
@@ -264,7 +270,7 @@ function layoutFor(c) {
   if (presetMode) fillBase(Object.fromEntries(c.urlquery.filter(([k]) => k !== "preset")));
 }
 
-async function render() {
+async function render(feed = null) {
   layoutFor(cmp);
   updateLinks();
   $("cmp-progress").hidden = true;
@@ -276,7 +282,7 @@ async function render() {
   box.replaceChildren(...cmp.members.map(column));
   box.dataset.count = String(cmp.members.length);
   box.dataset.preset = cmp.preset ?? "";
-  await drawCharts(cmp);
+  await drawCharts(cmp, feed);
   document.body.dataset.ready = "compare";
 }
 

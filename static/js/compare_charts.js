@@ -171,13 +171,17 @@ function markFirst() {
   if (!performance.getEntriesByName("meshscope:compare-first").length) performance.mark("meshscope:compare-first");
 }
 
+function axisNote(box, axis) {
+  document.getElementById("timelines-hint").textContent = tr(axis.shared ? "cmp.timelines.hint" : "cmp.timelines.mixed");
+  box.dataset.range = axis.shared ? String(axis.max) : "";
+}
+
 // One canvas timeline per column on the shared time axis; hovering one draws the same
 // instant on all, and a zoom (drag; double-click resets) applies to all.
 function timelines(box, cmp) {
   box.replaceChildren();
   const axis = cmp.time_axis;
-  document.getElementById("timelines-hint").textContent = tr(axis.shared ? "cmp.timelines.hint" : "cmp.timelines.mixed");
-  box.dataset.range = axis.shared ? String(axis.max) : "";
+  axisNote(box, axis);
   const drawn = [];
   const linked = (fn) => (v) => (axis.shared ? drawn : []).forEach((t) => fn(t, v));
   for (const m of valid(cmp)) {
@@ -191,28 +195,43 @@ function timelines(box, cmp) {
   }
 }
 
-// A streamed comparison's timelines, each drawn as its column comes: the axis is the
-// longest seen so far (same units), and the earlier ones stretch when a later one ends later.
-// The whole comparison is drawn again by drawCharts once every column is in.
-export function timelineFeed(cmp) {
-  const box = document.getElementById("timelines");
-  const drawn = [];
-  let end = 0;
-  return (m) => {
-    if (m.index === 0) box.replaceChildren(); // the previous drawing stays until then
+// A streamed comparison's timelines, each drawn as its column comes, linked as timelines()
+// links them: the axis is the longest seen so far, and the earlier ones stretch when a later
+// column ends later. Once every column is in, drawCharts keeps this drawing when it is what
+// timelines() would draw (one unit, the same end), and draws them all again otherwise.
+export class TimelineFeed {
+  constructor(cmp) {
+    this.cmp = cmp;
+    this.box = document.getElementById("timelines");
+    this.drawn = [];
+    this.end = 0;
+    this.units = null;
+    this.mixed = false;
+  }
+
+  add(m) {
+    if (m.index === 0) this.box.replaceChildren(); // the previous drawing stays until then
     if (!m.valid) return;
-    const div = timelineHead(box, cmp, m);
-    if (!div) return;
-    const same = !drawn.length || drawn[0].tl.units === m.timeline.units;
-    const tl = new CanvasTimeline(div);
-    if (same && m.timeline.end > end) {
-      end = m.timeline.end;
-      for (const t of drawn) if (t.tl.units === m.timeline.units) t.setEnd(end);
+    this.units ??= m.timeline.units;
+    this.mixed ||= m.timeline.units !== this.units;
+    if (!this.mixed && m.timeline.end > this.end) {
+      this.end = m.timeline.end;
+      for (const t of this.drawn) t.setEnd(this.end);
     }
-    tl.setData(m, same ? end : m.timeline.end);
-    drawn.push(tl);
+    const div = timelineHead(this.box, this.cmp, m);
+    if (!div) return;
+    const linked = (fn) => (v) => this.drawn.forEach((t) => fn(t, v));
+    const tl = new CanvasTimeline(div, this.mixed ? {}
+      : { onHover: linked((t, v) => t.setMarker(v)), onZoom: linked((t, r) => t.zoom(r)) });
+    tl.setData(m, this.mixed ? m.timeline.end : this.end);
+    this.drawn.push(tl);
     markFirst();
-  };
+  }
+
+  complete(cmp) {
+    const axis = cmp.time_axis;
+    return !this.mixed && axis.shared && axis.max === this.end;
+  }
 }
 
 function cell(v) {
@@ -241,12 +260,14 @@ function diff(table, cmp) {
   }
 }
 
-export async function drawCharts(cmp) {
+// feed: a streamed comparison's TimelineFeed, whose drawing is kept when complete.
+export async function drawCharts(cmp, feed = null) {
   const $ = (id) => document.getElementById(id);
   diff($("diff"), cmp);
   legend($("cmp-legend"));
   // The columns and the timelines need no Plotly: drawn (and marked) before its charts.
-  timelines($("timelines"), cmp);
+  if (feed?.complete(cmp)) axisNote($("timelines"), cmp.time_axis);
+  else timelines($("timelines"), cmp);
   performance.mark("meshscope:compare-drawn");
   await Promise.all([metrics($("metrics-chart"), cmp), memory($("memory-chart"), cmp),
     comm($("comm-chart"), cmp)]);
