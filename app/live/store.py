@@ -35,6 +35,7 @@ from app.core.inputs.protocol import RunInfo
 from app.core.inputs.protocol_fast import AnyRecord, record_json
 from app.live import summary
 from app.live.schema import INSERT_STEP, SCHEMA, connect, migrate
+from app.live.step_tally import StepTally
 from app.live.undo import UndoLog
 
 __all__ = ["SCHEMA", "Outcome", "RowRejected", "StepDone", "Store", "Welcome", "connect"]
@@ -102,6 +103,7 @@ class Store:
         self._starts: dict[tuple[str, int], dict[int, int]] = {}  # attempt -> first step
         self._undo = UndoLog()  # cache changes of the open transaction
         self._touched: dict[str, tuple[float, float]] = {}  # run -> (updated, last_event)
+        self._tally = StepTally(self._undo)
         self._lock = threading.Lock()  # one writer thread; the lock guards misuse
 
     def close(self) -> None:
@@ -125,6 +127,7 @@ class Store:
         try:
             out = [self._isolated(n, a) if isolate else self._op(n, a) for n, a in ops]
             self._flush_touched()
+            self._tally.flush(self.conn)
             self.conn.execute("COMMIT")
         except BaseException:
             # The caches first: what follows may raise too. SQLite may already have rolled
@@ -132,10 +135,12 @@ class Store:
             # transaction is active", which once skipped this and kept a cached start
             # step of the undone transaction (issue 26, item 6).
             self._undo.undo()
+            self._tally.clear()
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             raise
         self._undo.forget()
+        self._tally.clear()
         return out
 
     def _op(self, name: str, args: tuple) -> object:
@@ -202,9 +207,10 @@ class Store:
         summary.add_superseded(self.conn, rec.run, n + int(superseded))
         found = None
         if n:  # recounted, this row included
+            self._tally.forget_from(rec.run, rec.step)
             summary.resumed(self.conn, rec.run, rec.rank, rec.step)
         elif not superseded:
-            found = summary.add_current(
+            found = self._tally.add_current(
                 self.conn, rec.run, rec.rank, rec.step, rec.attempt, b.step_time_s, rec.loss
             )
         self._touch(rec.run, now, rec.t0 + b.step_time_s)
@@ -212,11 +218,10 @@ class Store:
         return Outcome(stored=True, superseded=superseded, breakdown=b, done=done)
 
     def _supersede_older(self, rec: AnyRecord, starts: dict[int, int]) -> int:
-        """Mark the rank's rows of lower attempts at step >= rec.step superseded, when the
-        record starts its attempt earlier than known; returns how many rows it marked. The
-        first record of a rank's first attempt starts it too, but with no lower attempt
-        stored it marks nothing: that is no resume, and recounting the run's steps from
-        there (O(the run's rows), once per rank) was most of a 1,024-rank run's ingest CPU."""
+        """Mark the rank's rows of lower attempts at step >= rec.step superseded when the
+        record starts its attempt earlier than known; how many. A rank's first record
+        starts attempt 0 but marks nothing: recounting the run's steps then (O(its rows),
+        per rank) was most of a 1,024-rank run's ingest CPU (issue 26 item 11)."""
         if rec.step >= starts.get(rec.attempt, rec.step + 1):
             return 0
         older = any(a < rec.attempt for a in starts)
@@ -255,9 +260,8 @@ class Store:
 
     # -- helpers -------------------------------------------------------------------------------
     def _touch(self, run: str, now: float, last_event: float) -> None:
-        """Note a stored record's times; the run's row takes them once per transaction
-        (_flush_touched), not one UPDATE per record. Through the undo log, so a record
-        refused in its savepoint takes its times back with its row."""
+        """A stored record's times, for the run's row once per transaction (_flush_touched);
+        through the undo log: a record refused in its savepoint takes them back."""
         seen = self._touched.get(run)
         value = (now, last_event) if seen is None else (max(seen[0], now), max(seen[1], last_event))
         self._undo.set(self._touched, run, value)
@@ -287,8 +291,8 @@ class Store:
             row = self.conn.execute("SELECT world FROM runs WHERE run = ?", (run,)).fetchone()
             world = row[0] if row else 0
             self._undo.set(self._world, run, world)
-        # The step's summary row (app.live.summary): add_current's RETURNING when it ran,
-        # else one key lookup; not a count of its rows.
+        # The step's counts (app.live.step_tally) when the row added to them, else its
+        # summary row: one key lookup, not a count of its rows.
         found = found or summary.step_of(self.conn, run, step)
         if found is None:
             return None

@@ -13,7 +13,8 @@ in-memory cache is involved (app.live.undo has nothing to restore for them):
   when its count reaches the world);
 - ``run_summary(run)``: rows kept but superseded.
 
-A current row adds to its rank's and step's summary; a resume that supersedes rows
+A current row adds to its rank's and step's summary (app.live.step_tally: the steps' once
+per transaction); a resume that supersedes rows
 recomputes the rank's summary and the steps from the resume point on (rare, bounded by
 what it superseded). ``RECOMPUTE_*`` are the queries the summaries stand for: the
 migration fills the tables with them, and the tests compare them with what was kept.
@@ -48,36 +49,20 @@ RECOMPUTE_STEPS = (
 )
 RECOMPUTE_SUPERSEDED = "SELECT run, COUNT(*) FROM steps WHERE superseded = 1 GROUP BY run"
 
-_ADD_RANK = """INSERT INTO rank_summary (run, rank, attempt, last_step, rows)
+ADD_RANK = """INSERT INTO rank_summary (run, rank, attempt, last_step, rows)
   VALUES (?, ?, ?, ?, 1) ON CONFLICT (run, rank) DO UPDATE SET
   attempt = MAX(attempt, excluded.attempt), last_step = MAX(last_step, excluded.last_step),
   rows = rows + 1"""
+# Several current rows of one step at once (app.live.step_tally folds a transaction's).
 # MIN(loss): SQL's aggregate skips NULLs, the two-argument MIN does not, hence the CASE.
-_ADD_STEP = """INSERT INTO step_summary (run, step, step_time_s, ranks, attempt, loss)
-  VALUES (?, ?, ?, 1, ?, ?) ON CONFLICT (run, step) DO UPDATE SET
-  step_time_s = MAX(step_time_s, excluded.step_time_s), ranks = ranks + 1,
+ADD_STEP_ROWS = """INSERT INTO step_summary (run, step, step_time_s, ranks, attempt, loss)
+  VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run, step) DO UPDATE SET
+  step_time_s = MAX(step_time_s, excluded.step_time_s), ranks = ranks + excluded.ranks,
   attempt = MAX(attempt, excluded.attempt),
   loss = CASE WHEN excluded.loss IS NULL THEN loss WHEN loss IS NULL THEN excluded.loss
               ELSE MIN(loss, excluded.loss) END"""
 _ADD_SUPERSEDED = """INSERT INTO run_summary (run, superseded) VALUES (?, ?)
   ON CONFLICT (run) DO UPDATE SET superseded = superseded + excluded.superseded"""
-
-
-def add_current(
-    conn: sqlite3.Connection,
-    run: str,
-    rank: int,
-    step: int,
-    attempt: int,
-    step_time_s: float,
-    loss: float | None,
-) -> tuple[int, float, int]:
-    """A new current row; returns its step's (ranks, slowest step time, highest attempt)."""
-    conn.execute(_ADD_RANK, (run, rank, attempt, step))
-    return conn.execute(
-        _ADD_STEP + " RETURNING ranks, step_time_s, attempt",
-        (run, step, step_time_s, attempt, loss),
-    ).fetchone()
 
 
 def add_superseded(conn: sqlite3.Connection, run: str, n: int) -> None:

@@ -21,6 +21,10 @@ class UndoLog:
         self._log.append((cache, key, cache.get(key, _ABSENT)))
         cache[key] = value
 
+    def drop(self, cache: dict, key: object) -> None:
+        if key in cache:
+            self._log.append((cache, key, cache.pop(key)))
+
     def mark(self) -> int:
         return len(self._log)
 

@@ -65,3 +65,35 @@ def test_first_records_supersede_nothing_and_keep_the_summaries_exact(tmp_path):
         ranks = conn.execute("SELECT * FROM rank_summary ORDER BY rank").fetchall()
         assert ranks == conn.execute(summary.RECOMPUTE_RANKS, ("batch", None)).fetchall()
         assert conn.execute("SELECT COUNT(*) FROM steps WHERE superseded = 1").fetchone() == (0,)
+
+
+def _summaries_match_a_recount(path) -> None:
+    with sqlite3.connect(path) as conn:
+        kept = conn.execute("SELECT * FROM step_summary ORDER BY step").fetchall()
+        recount = conn.execute(summary.RECOMPUTE_STEPS + " ORDER BY step", ("batch", 0))
+        assert kept == recount.fetchall()
+        ranks = conn.execute("SELECT * FROM rank_summary ORDER BY rank").fetchall()
+        assert ranks == conn.execute(summary.RECOMPUTE_RANKS, ("batch", None)).fetchall()
+
+
+def test_a_resume_inside_the_transaction_that_wrote_its_steps_recounts_them(tmp_path):
+    """Steps 0-3 of attempt 0, then attempt 1 from step 1, a resend and a refused row, all
+    in one transaction: the folded step counts and the recount must not both count."""
+    path = tmp_path / "b.sqlite3"
+    store = Store(path)
+    store.transaction([("hello", (INFO, r, a, 1.0)) for r in range(4) for a in (0, 1)])
+    first = [r for step in range(4) for r in _recs(step, t0=10.0)]
+    again = [r for step in range(1, 4) for r in _recs(step, t0=20.0)]
+    again = [r.model_copy(update={"attempt": 1}) for r in again]
+    bad = again[0].model_copy(update={"step": 5, "mem": 2**63})
+    ops = [("record", (r, 2.0)) for r in [*first, *again, again[3], bad]]
+    results = store.transaction(ops)
+    assert isinstance(results[-1], RowRejected)
+    assert results[-2].stored is False  # the resend
+    done = [o.done.step for o in results[:-2] if o.done is not None]
+    assert done == [0, 1, 2, 3, 1, 1, 1, 1, 2, 3]  # each rank's resume recounts step 1
+    store.close()
+    _summaries_match_a_recount(path)
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT step, ranks, attempt FROM step_summary ORDER BY step")
+        assert rows.fetchall() == [(0, 4, 0), (1, 4, 1), (2, 4, 1), (3, 4, 1)]
