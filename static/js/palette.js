@@ -33,6 +33,7 @@ export const MEMORY_PARTS = [
   ["weights_bytes", "mem.weights", KIND.F],
   ["grads_bytes", "mem.grads", KIND.B],
   ["grad_accum_bytes", "mem.grad_accum", categorical(4)],
+  ["root_grads_bytes", "mem.root_grads", categorical(6)],
   ["optimizer_bytes", "mem.optimizer", KIND.W],
   ["activations_bytes", "mem.activations", KIND.dp],
   ["gather_bytes", "mem.gather", categorical(7)],

@@ -21,7 +21,7 @@ from app.core.views.formula_bubble import closed_bubble
 # the rest of total_bytes (allocator floor, fragmentation) is "other".
 MEMORY_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("weights", ("weights_bytes", "gather_bytes")),
-    ("grads", ("grads_bytes", "grad_accum_bytes")),
+    ("grads", ("grads_bytes", "grad_accum_bytes", "root_grads_bytes")),
     ("optimizer", ("optimizer_bytes",)),
     ("activations", ("activations_bytes", "logits_transient_bytes", "recompute_transient_bytes")),
 )
