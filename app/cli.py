@@ -148,8 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_parser(
         "import-trace",
-        help="import PyTorch profiler traces, one per rank, as a run: meshscope import-trace "
-        "PATH... --run NAME (flags: meshscope import-trace --help)",
+        help="import PyTorch profiler traces (one per rank), torchtitan structured logs or a "
+        "Megatron log as a run: meshscope import-trace PATH... --run NAME (also: meshscope "
+        "import; flags: meshscope import-trace --help)",
     )
     return parser
 
@@ -162,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         return _probe(argv[1:], "gpu_probe.calibrate")
     if argv[:1] == ["upload"]:
         return _upload(argv[1:])
-    if argv[:1] == ["import-trace"]:
+    if argv[:1] in (["import-trace"], ["import"]):  # issue 25 item 4 names it `import`
         from app.importers.import_trace import main as import_trace  # issue 25
 
         return import_trace(argv[1:])
