@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from app.core.cost.shapes import layers_per_chunk
+from app.core.cost.shapes import layers_per_chunk, rank_tokens
 from app.core.inputs.hardware import HardwareSpec
 from app.core.inputs.models import ModelSpec
 from app.core.inputs.training import Training
@@ -37,6 +37,24 @@ def placement(layout: Layout, axis: str, domain_size: int) -> Placement:
     for r in members:
         counts[r // domain_size] = counts.get(r // domain_size, 0) + 1
     return Placement(len(members), max(counts.values()))
+
+
+def grad_placement(layout: Layout, domain_size: int) -> Placement:
+    """The gradient all-reduce's group: the DP ranks, and under context parallelism the CP
+    ranks of each too, whose gradients come from other positions of the same sequences
+    (Megatron-LM parallel_state.py, the data-parallel group "with context parallel")."""
+    members = {c for d in layout.group("dp", 0) for c in layout.group("cp", d)}
+    counts: dict[int, int] = {}
+    for r in members:
+        counts[r // domain_size] = counts.get(r // domain_size, 0) + 1
+    return Placement(len(members), max(counts.values()))
+
+
+def cp_kv_bytes(m: ModelSpec, t: Training, tp: int) -> float:
+    """The K and V block one CP rank passes to the next per ring step of a layer's forward:
+    its s/cp positions of the kv heads on its TP rank (Megatron-LM / TransformerEngine
+    attention with context parallelism, p2p ring; Liu et al. 2023, Ring Attention §3)."""
+    return 2.0 * rank_tokens(m, t) * m.kv_dim / tp * t.element_bytes
 
 
 def bus_bandwidth_bps(p: Placement, hw: HardwareSpec, sharded: bool = False) -> float:
@@ -113,7 +131,7 @@ def p2p_s(nbytes: float, crosses_domain: bool, hw: HardwareSpec) -> float:
 def activation_message_bytes(m: ModelSpec, t: Training, tp: int) -> float:
     """What one TP rank sends across a stage boundary per micro-batch: the b x s x h
     activation (or its gradient), 1/t of it when split over TP."""
-    full = m.seq_len * t.micro_batch_size * m.hidden * t.element_bytes
+    full = rank_tokens(m, t) * m.hidden * t.element_bytes
     # Narayanan et al. 2021 §4.1 scatter/gather: each TP rank sends 1/t (with SP, its own
     # sequence shard; without, Megatron's scatter_gather_tensors_in_pipeline split).
     return full / tp if pp_split(t, tp) else full
@@ -128,7 +146,7 @@ def pp_gather_bytes(m: ModelSpec, t: Training, tp: int) -> float:
     (Megatron-LM p2p_communication.py gather_split_1d_tensor); 0 when nothing is gathered."""
     if not pp_split(t, tp) or t.sequence_parallel:
         return 0.0  # with SP the sequence stays split: the next layer's all-gather takes it
-    return m.seq_len * t.micro_batch_size * m.hidden * t.element_bytes
+    return rank_tokens(m, t) * m.hidden * t.element_bytes
 
 
 def pp_hop_s(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout, crosses: bool) -> float:
@@ -150,7 +168,7 @@ def tp_bytes_per_layer_pass(m: ModelSpec, t: Training, tp: int) -> float:
 
 
 def tp_message_bytes(m: ModelSpec, t: Training) -> float:
-    return m.seq_len * t.micro_batch_size * m.hidden * t.element_bytes
+    return rank_tokens(m, t) * m.hidden * t.element_bytes
 
 
 def zero3_gathers(t: Training) -> int:
@@ -186,5 +204,5 @@ def step_comm_bytes(
     if t.zero >= 3:
         dp_b = (n - 1) / n * rank_params * t.element_bytes * zero3_gathers(t) + grad * (n - 1) / n
     else:
-        dp_b = grad * ring_factor(n)
+        dp_b = grad * ring_factor(n * layout.cp)  # over DP x CP (grad_placement)
     return {"tp_bytes": tp_b, "pp_bytes": pp_b, "dp_bytes": dp_b}

@@ -3,7 +3,14 @@ attention (flash or explicit), and memory-bound work at HBM bandwidth."""
 
 from __future__ import annotations
 
-from app.core.cost.shapes import Gemm, attention_flops, layer_gemms, logits_gemm
+from app.core.cost.shapes import (
+    Gemm,
+    attention_flops,
+    layer_gemms,
+    logits_gemm,
+    rank_seq,
+    rank_tokens,
+)
 from app.core.inputs.hardware import HardwareSpec
 from app.core.inputs.models import ModelSpec
 from app.core.inputs.training import Training
@@ -63,7 +70,7 @@ def layer_gemm_seconds(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> 
     """One layer's forward GEMMs; its backward runs each twice (input and weight grads), as
     durations.layer_cost charges this once in F, once in B and once in W. Each pass launches
     LAYER_GEMM_KERNELS GEMMs, so their host time comes with it."""
-    tokens = t.micro_batch_size * m.seq_len
+    tokens = rank_tokens(m, t)
     kernels = sum(gemm_seconds(g, hw, t.element_bytes) for g in layer_gemms(m, tokens, tp))
     return kernels + host_overhead_s(LAYER_GEMM_KERNELS, hw)
 
@@ -78,7 +85,7 @@ def attention_seconds(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> t
 
 
 def _attention_core_s(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> tuple[float, float]:
-    tokens = t.micro_batch_size * m.seq_len
+    tokens = rank_tokens(m, t)
     flops = attention_flops(m, tokens, tp)
     if t.flash_attention:
         # Dao 2023 (FlashAttention-2) §3: a causal mask skips the blocks above the diagonal,
@@ -91,11 +98,12 @@ def _attention_core_s(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> t
     d = m.hidden // m.heads
     # Megatron-LM CoreAttention (core/transformer/dot_product_attention.py): one baddbmm over
     # the b x a/t heads for QK^T and one bmm for the scores x V, not a GEMM per head.
-    bmm = gemm_seconds(Gemm(m.seq_len, m.seq_len, d, heads, batched=True), hw, t.element_bytes)
-    bmm += gemm_seconds(Gemm(m.seq_len, d, m.seq_len, heads, batched=True), hw, t.element_bytes)
+    q, s = rank_seq(m, t), m.seq_len  # a CP rank's queries against every key
+    bmm = gemm_seconds(Gemm(q, s, d, heads, batched=True), hw, t.element_bytes)
+    bmm += gemm_seconds(Gemm(q, d, s, heads, batched=True), hw, t.element_bytes)
     # Korthikanti et al. 2022 §4.1: the s x s scores are written, then softmax and dropout
     # each read and write them (plus a 1-byte mask): ~5 passes of 2 bytes and 1 of 1.
-    scores = heads * m.seq_len * m.seq_len
+    scores = heads * q * s
     forward = bmm + hbm_seconds(scores * (5 * t.element_bytes + 1), hw)
     return forward, 2.0 * forward
 
@@ -103,7 +111,7 @@ def _attention_core_s(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> t
 def elementwise_bytes(m: ModelSpec, t: Training, tp: int) -> float:
     """HBM bytes of one layer's memory-bound forward kernels on one TP rank: two norms, two
     bias-dropout-residual adds, the activation function and rotary embeddings."""
-    tokens, e, h = t.micro_batch_size * m.seq_len, t.element_bytes, m.hidden
+    tokens, e, h = rank_tokens(m, t), t.element_bytes, m.hidden
     # Korthikanti et al. 2022 §4.2.2: sequence parallel splits the norms and dropouts over t.
     spread = tokens * h / (tp if t.sequence_parallel else 1)
     norms = 2 * 2 * e * spread  # read x, write y
@@ -117,7 +125,7 @@ def elementwise_bytes(m: ModelSpec, t: Training, tp: int) -> float:
 def head_seconds(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> float:
     """Forward of the output layer: the logits GEMM and the fp32 softmax cross-entropy over
     V/t (Megatron-LM tensor_parallel/cross_entropy.py reads the logits and writes fp32)."""
-    tokens = t.micro_batch_size * m.seq_len
+    tokens = rank_tokens(m, t)
     loss_bytes = tokens * m.vocab / tp * (t.element_bytes + 8)
     logits = gemm_seconds(logits_gemm(m, tokens, tp), hw, t.element_bytes)
     return logits + hbm_seconds(loss_bytes, hw) + host_overhead_s(HEAD_KERNELS, hw)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from app.core.cost import comm, compute
 from app.core.cost.memory import chunk_params, layer_tensors
 from app.core.cost.overlap import exposed_gather_s, exposed_tp_s, overlapped_pair_s
-from app.core.cost.shapes import even_chunk_layers, logits_gemm
+from app.core.cost.shapes import even_chunk_layers, logits_gemm, rank_tokens
 from app.core.inputs.hardware import HardwareSpec
 from app.core.inputs.models import ModelSpec
 from app.core.inputs.training import Training
@@ -38,6 +38,8 @@ def layer_cost(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> L
         tp_s = 2 * comm.all_reduce_s(comm.tp_message_bytes(m, t), place, hw)
         if t.tp_comm_overlap:
             tp_s = exposed_tp_s(tp_s, gemm, tp)
+    ring_f, ring_b = cp_ring_s(m, hw, t, layout, attn_f, attn_b)
+    attn_f, attn_b = attn_f + ring_f, attn_b + ring_b
     f = gemm + attn_f + ew
     if t.recompute == "full":
         extra = f + tp_s  # Chen et al. 2016: the whole forward again, collectives included
@@ -50,11 +52,26 @@ def layer_cost(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> L
     return LayerCost(f=f, b=gemm + attn_b + 2 * ew, w=gemm, tp=tp_s, recompute=extra)
 
 
+def cp_ring_s(
+    m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout, attn_f: float, attn_b: float
+) -> tuple[float, float]:
+    """(forward, backward) exposed seconds of one layer's CP ring: cp - 1 steps, each passing
+    a K/V block to the next rank while attention runs on the block in hand, so a step is
+    exposed only by what its transfer outlasts 1/cp of the attention (Liu et al. 2023, Ring
+    Attention §3; TransformerEngine's p2p context parallelism). The backward passes K/V again
+    and their gradients back: twice the bytes."""
+    cp = layout.cp
+    if cp == 1:
+        return 0.0, 0.0
+    crosses = comm.placement(layout, "cp", hw.domain_size).domains > 1
+    hop = comm.p2p_s(comm.cp_kv_bytes(m, t, layout.tp), crosses, hw)
+    hop_b = comm.p2p_s(2 * comm.cp_kv_bytes(m, t, layout.tp), crosses, hw)
+    return (cp - 1) * max(0.0, hop - attn_f / cp), (cp - 1) * max(0.0, hop_b - attn_b / cp)
+
+
 def _head(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> tuple[float, float]:
     """(forward, weight-gradient) seconds of the output layer and loss on the last stage."""
-    logits = compute.gemm_seconds(
-        logits_gemm(m, t.micro_batch_size * m.seq_len, tp), hw, t.element_bytes
-    )
+    logits = compute.gemm_seconds(logits_gemm(m, rank_tokens(m, t), tp), hw, t.element_bytes)
     return compute.head_seconds(m, hw, t, tp), logits
 
 
@@ -63,7 +80,7 @@ def embedding_seconds(
 ) -> tuple[float, float]:
     """(forward, weight-gradient) seconds of the input embedding on virtual stage 0."""
     tables = 2 if m.learned_positions else 1
-    rows = t.micro_batch_size * m.seq_len * m.hidden * t.element_bytes * tables
+    rows = rank_tokens(m, t) * m.hidden * t.element_bytes * tables
     # Megatron-LM tensor_parallel/layers.py VocabParallelEmbedding: each TP rank reads the
     # rows of its vocabulary slice and writes b x s x h, then the partial outputs are
     # all-reduced over TP (reduce-scattered under sequence parallel: mappings.py).

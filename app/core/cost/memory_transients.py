@@ -34,7 +34,8 @@ def logits_transient_bytes(m: ModelSpec, t: Training, tp: int) -> float:
         PyTorch's loss_parallel (torch/distributed/tensor/parallel/loss.py,
         _nll_loss_and_log_softmax_backward: (grad_input + exp(x)) * grad_output with
         grad_input = zeros_like(x)) holds four, 16 bytes per element."""
-    s, b, h, e = m.seq_len, t.micro_batch_size, m.hidden, t.element_bytes
+    # Under CP each rank holds the logits of its own s/cp positions (shapes.rank_seq).
+    s, b, h, e = m.seq_len // t.cp, t.micro_batch_size, m.hidden, t.element_bytes
     logits = s * b * m.vocab / tp
     unfused = 16.0 if tp > 1 else 12.0
     per = 4.0 + (e if e < 4 else 0.0) if t.fused_cross_entropy else unfused

@@ -7,7 +7,20 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from app.core.inputs.models import ModelSpec
+from app.core.inputs.training import Training
 from app.core.schedules.pipeline import default_split, even_layers
+
+
+def rank_seq(m: ModelSpec, t: Training) -> int:
+    """The sequence positions one context-parallel rank holds: s/cp (Megatron-LM
+    get_batch_on_this_cp_rank: 2*cp chunks, two per rank; Liu et al. 2023, Ring Attention §3).
+    Its queries see every key, so attention's second s stays whole."""
+    return m.seq_len // t.cp
+
+
+def rank_tokens(m: ModelSpec, t: Training) -> int:
+    """Tokens of one micro-batch on one rank: b x s/cp."""
+    return t.micro_batch_size * rank_seq(m, t)
 
 
 @dataclass(frozen=True)

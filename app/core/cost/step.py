@@ -26,9 +26,9 @@ def grad_sync_s(
     or, under ZeRO-3, one reduce-scatter; its weight gathers live in the chunk durations.
     ``layers``: the rank's layers; ZeRO-3 then reduce-scatters once per layer, as it gathers
     (FSDP: one reduce-scatter per wrapped block, Zhao et al. 2023 §3.2), else per bucket."""
-    if t.forward_only or layout.dp == 1:
+    if t.forward_only or layout.dp * layout.cp == 1:
         return 0.0
-    place = comm.placement(layout, "dp", hw.domain_size)
+    place = comm.grad_placement(layout, hw.domain_size)
     grads = rank_params * t.grad_bytes
     buckets = max(1, -(-rank_params // overlap.BUCKET_PARAMS))
     if t.zero >= 3:
