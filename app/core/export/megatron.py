@@ -26,6 +26,11 @@ def flags(s: Scenario, m: ModelSpec, p: Pipeline) -> tuple[list[Flag], list[str]
         ("--tensor-model-parallel-size", s.tp),
         ("--pipeline-model-parallel-size", s.pp),
     ]
+    if s.cp > 1:  # arguments.py; the sequence splits into 2*cp chunks (scenario check)
+        out.append(("--context-parallel-size", s.cp))
+    if s.ep > 1:
+        raise Cannot("ep_dense", "expert parallelism needs a mixture-of-experts model "
+                     "(--num-experts); this model is dense, so ep must be 1")  # fmt: skip
     out += _pipeline(s, p)
     out += [
         ("--micro-batch-size", s.micro_batch_size),

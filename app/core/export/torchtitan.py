@@ -81,6 +81,11 @@ def _parallelism(s: Scenario, p: Pipeline, notes: list[str]) -> Table:
         # thing SHARD_GRAD_OP); True frees them and gathers again in the backward (ZeRO-3).
         out["fsdp_reshard_after_forward"] = "never" if s.zero == 2 else "always"
     out |= {"tensor_parallel_degree": s.tp, "pipeline_parallel_degree": s.pp}
+    if s.cp > 1:  # job_config.py Parallelism.context_parallel_degree
+        out["context_parallel_degree"] = s.cp
+    if s.ep > 1:
+        raise Cannot("ep_dense", "expert parallelism needs a mixture-of-experts model; "
+                     "this model is dense, so ep must be 1")  # fmt: skip
     if s.tp_comm_overlap and s.tp > 1:
         out["enable_async_tensor_parallel"] = True
     if s.pp == 1 and p.chunks > 1:
