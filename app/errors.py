@@ -5,21 +5,61 @@ JSON encoding fail and turns a 422 into a 500. This handler never echoes raw val
 parameter name in ``loc`` is cut to ECHO_LIMIT characters (an unknown 10 kB name is not
 sent back whole). A core error with a message key (ScenarioError, QuizError) is a detail
 whose ``type`` is the key and whose ``ctx`` its params, so a page words it in its language.
+
+``Error`` is every error answer's body as /openapi.json states it, and ``responses(...)`` the
+``responses=`` a route declares for the statuses it can return, so a client generated from
+the document meets no undocumented status (issue 26, item 15).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from app.core.inputs.scenario import ScenarioError
 from app.core.support.echo import ECHO_LIMIT, echo
+
+
+class ErrorDetail(BaseModel):
+    """One problem: ``loc`` the request part then the field, ``msg`` in English, ``type``
+    pydantic's kind or a catalogue key (``ctx`` its parameters) a page words in its language."""
+
+    loc: list[str | int]
+    msg: str
+    type: str
+    ctx: dict[str, Any] | None = None
+
+
+class Error(BaseModel):
+    """An error answer: one sentence, or (422) every problem found."""
+
+    detail: str | list[ErrorDetail]
+
+
+# What each error status means on this server, wherever a route can return it.
+WHY = {
+    400: "The Host header is not one this server answers for (app/api/hosts.py)",
+    401: "MESHSCOPE_READ_TOKEN is set and none was shown",
+    404: "No such run, or no such step of it",
+    408: "The request body did not arrive in time",
+    413: "The request body is over the server's size limit",
+    422: "A parameter is invalid; `detail[].loc` names it and `msg` says why",
+    429: "Too many heavy requests at once; retry after `Retry-After` s",
+}
+
+
+def responses(*codes: int, why: Mapping[int, str] | None = None) -> dict[int | str, Any]:
+    """``responses=`` for a route that can answer ``codes``: each with the Error body and
+    its meaning (``why`` overrides one route's wording)."""
+    said = {**WHY, **(why or {})}
+    return {code: {"model": Error, "description": said[code]} for code in codes}
 
 
 def _safe(value: Any) -> Any:

@@ -5,6 +5,10 @@
 
 ``load_registry(paths)`` reads each profile file once, in create_app: a bad file stops the
 server before it serves anything, with one line naming the file and the field.
+
+The POST body is validated strictly, as /openapi.json types it: "8" is not a number and
+true not an integer (pydantic's lax mode took both, issue 26 item 15). A profile file keeps
+the lax reading: its numbers are the same, and a file that loads today still loads.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.exceptions import RequestValidationError
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
+from app import errors
 from app.core.inputs.hardware import HARDWARE, HardwareSpec
 from app.core.inputs.hardware_profile import (
     HardwareProfile,
@@ -92,13 +97,57 @@ def list_hardware(registry: RegistryDep) -> dict[str, list[dict[str, Any]]]:
     return {"hardware": [_entry(spec) for spec in registry.values()]}
 
 
+def _whole(data: Any, model: type[BaseModel]) -> Any:
+    """JSON Schema's integer is a number without a fraction (8.0 is one); strict mode takes
+    only 8, so such numbers become ints first, in ``model``'s integer fields only."""
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    for name, field in model.model_fields.items():
+        value = out.get(name)
+        if field.annotation is int and type(value) is float and value.is_integer():
+            out[name] = int(value)
+    return out
+
+
+def _why(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, ValueError) else "nested too deep"
+
+
+async def strict_profile(request: Request) -> HardwareProfile:
+    """The body as a HardwareProfile, each field of the JSON type the schema gives it."""
+    try:
+        data = await request.json()
+    except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, nested too deep: a 422
+        raise RequestValidationError(
+            [{"loc": ("body",), "msg": f"is not valid JSON ({_why(exc)})", "type": "json_invalid"}]
+        ) from None
+    try:
+        return HardwareProfile.model_validate(_whole(data, HardwareProfile), strict=True)
+    except ValidationError as exc:
+        raise RequestValidationError(
+            [{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]
+        ) from None
+
+
+BODY = {
+    "required": True,
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/HardwareProfile"}}},
+}
+
+
 @router.post(
     "/validate",
     summary="Check a hardware profile; 200 with the normalized profile",
     response_model=HardwareProfile,
-    responses={422: {"description": "The profile is invalid; `detail[].loc` names the field"}},
+    responses=errors.responses(
+        422, why={422: "The profile is invalid; `detail[].loc` names the field"}
+    ),
+    openapi_extra={"requestBody": BODY},
 )
-def validate_profile(profile: HardwareProfile, registry: RegistryDep) -> HardwareProfile:
+def validate_profile(
+    profile: Annotated[HardwareProfile, Depends(strict_profile)], registry: RegistryDep
+) -> HardwareProfile:
     if profile.name in registry:
         taken = "a built-in preset" if profile.name in HARDWARE else "a loaded profile"
         reason = f"{profile.name!r} is already {taken}; a profile may not replace it"

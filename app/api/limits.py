@@ -43,13 +43,14 @@ from starlette.types import Message, Receive, Scope, Send
 
 from app.api.admission import Refused, Slots, Ticket, weight
 from app.core.support.gc_pause import gc_paused
+from app.errors import responses
 
 T = TypeVar("T")
 LOG = logging.getLogger("uvicorn.error")
 Evaluator = Callable[[Any], dict[str, Any]]
 
 
-BUSY = {429: {"description": "Too many heavy requests at once; retry after `Retry-After` s"}}
+BUSY = responses(429)
 
 
 class Busy(HTTPException):

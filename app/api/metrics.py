@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from fastapi import APIRouter, Request, Response
+from fastapi.responses import PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
@@ -180,7 +181,8 @@ class Metrics:
         self.reader.close()
 
 
-@router.get("/metrics", summary="Prometheus metrics")
+# Prometheus' text format (text/plain; version=0.0.4), which /openapi.json must say, not JSON.
+@router.get("/metrics", summary="Prometheus metrics", response_class=PlainTextResponse)
 def metrics(request: Request) -> Response:
     # The service's own counters are public; runs' series need the read token when one is set.
     text = request.app.state.metrics.render(with_runs=shows_token(request))

@@ -14,15 +14,36 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from app.core.inputs.hf_config import HFConfigError, imported
+from app.core.inputs.hf_config import ARCHITECTURES, MODEL_TYPES, HFConfigError, imported
 from app.core.inputs.scenario import CUSTOM_MODEL
-from app.errors import issue, unprocessable
+from app.errors import issue, responses, unprocessable
 
 # A config.json is 1-2 KB; one that lists every layer's type is still under 20 KB.
 MAX_BODY_BYTES = 256 * 1024
 TOO_LARGE = f"the config is larger than {MAX_BODY_BYTES // 1024} KB; a config.json is a few KB"
 
 router = APIRouter(tags=["model"])
+JSON = "application/json"
+# The outline hf_config.architecture() needs: a supported class in "architectures", or a
+# known "model_type"; the keys each architecture then reads are Hugging Face's.
+CONFIG_SCHEMA = {
+    "type": "object",
+    "anyOf": [
+        {
+            "required": ["architectures"],
+            "properties": {
+                "architectures": {
+                    "type": "array", "minItems": 1, "items": {"enum": list(ARCHITECTURES)},
+                },
+            },
+        },
+        {
+            "required": ["model_type"],
+            "properties": {"model_type": {"enum": list(MODEL_TYPES)}},
+            "not": {"required": ["architectures"]},
+        },
+    ],
+}  # fmt: skip
 
 
 class _TooLarge(Exception):
@@ -86,13 +107,10 @@ def answer(cfg: dict[str, Any]) -> dict[str, Any]:
         'imported is a 422 whose `detail[].loc` is `["body", key]`.'
     ),
     response_model=dict[str, Any],
-    responses={413: {"description": "body over the size limit"}},
-    openapi_extra={
-        "requestBody": {
-            "required": True,
-            "content": {"application/json": {"schema": {"type": "object"}}},
-        }
-    },
+    responses=responses(
+        413, 422, why={422: 'A key cannot be imported; `detail[].loc` is `["body", key]`'}
+    ),
+    openapi_extra={"requestBody": {"required": True, "content": {JSON: {"schema": CONFIG_SCHEMA}}}},
 )
 async def import_hf_config(request: Request) -> JSONResponse:
     try:

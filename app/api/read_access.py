@@ -18,10 +18,12 @@ from urllib.parse import quote
 from fastapi import HTTPException, Request
 from starlette.requests import HTTPConnection
 
+from app.errors import responses
+
 COOKIE = "meshscope_read"
 COOKIE_MAX_AGE_S = 30 * 24 * 3600
 LOGIN = "/login"
-UNAUTHORIZED = {401: {"description": "MESHSCOPE_READ_TOKEN is set and none was shown"}}
+UNAUTHORIZED = responses(401)
 
 
 def read_token(conn: HTTPConnection) -> str | None:

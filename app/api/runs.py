@@ -21,7 +21,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Res
 from starlette.concurrency import run_in_threadpool
 
 from app.api import costs
-from app.api.limits import Admission, heavy
+from app.api.limits import BUSY, Admission, heavy
 from app.api.read_access import UNAUTHORIZED, require_read
 from app.core.inputs.protocol import (
     MAX_STEP,
@@ -31,6 +31,7 @@ from app.core.inputs.protocol import (
     RunInfo,
     oversize,
 )
+from app.errors import responses
 from app.i18n.lang import query_lang
 from app.live import analysis, verdict
 from app.live.services import Live
@@ -46,7 +47,8 @@ UNWATCHED_STATE = {"failed": "dead", "incomplete": "ended"}
 # Events one analysis parses: its window of steps, each at most MAX_STEP_EVENTS (a full
 # window of the biggest steps, ~700 MB of parsed records at 233 MB per 200k events).
 MAX_WINDOW_EVENTS = 10 * MAX_STEP_EVENTS
-BUSY = {429: {"description": "Too many heavy requests at once; retry after `Retry-After` s"}}
+NOT_FOUND = responses(404)
+JSON_BODY = {200: {"content": {"application/json": {"schema": {"type": "object"}}}}}
 Admit = Annotated[Admission, Depends(heavy)]
 
 
@@ -121,6 +123,7 @@ def list_runs(request: Request, live: LiveDep, lang: Lang) -> dict[str, Any]:
     "/{run}",
     summary="One run: config, verdict, ranks, step-time trend",
     response_model=dict[str, Any],
+    responses=NOT_FOUND,
 )
 def get_run(request: Request, run: RunName, live: LiveDep, lang: Lang) -> Response:
     # Encoded here with json, and the trend (2,000 rows) spliced in as SQLite encoded it
@@ -168,7 +171,7 @@ def _run_body(request: Request, run: str, live: Live, lang: str) -> dict[str, An
     "/{run}/steps",
     summary="Records after a step, for replay and catching up",
     response_model=dict[str, Any],
-    responses=BUSY,
+    responses={**NOT_FOUND, **BUSY},
 )
 async def get_steps(
     run: RunName,
@@ -198,7 +201,7 @@ def _steps(live: Live, run: str, since: int, limit: int) -> bytes:
     "/{run}/analysis",
     summary="One step: measured, its replay, the cost model's prediction, bubble causes",
     response_class=Response,
-    responses=BUSY,
+    responses={**JSON_BODY, **NOT_FOUND, **BUSY},
 )
 async def get_analysis(
     request: Request,

@@ -16,17 +16,19 @@ from fastapi.responses import StreamingResponse
 
 from app.api import costs
 from app.api.json_chunks import json_pieces
-from app.api.limits import Admission, heavy
+from app.api.limits import BUSY, Admission, heavy
 from app.core.inputs.scenario import Scenario
 from app.core.layout import orders
 from app.core.views import flow
+from app.errors import responses
 
 router = APIRouter(tags=["views"])
 
 ScenarioQuery = Annotated[Scenario, Query()]
 Limiter = Annotated[Admission, Depends(heavy)]
-BUSY = {429: {"description": "Too many heavy requests at once; retry after `Retry-After` s"}}
-INVALID = {422: {"description": "A parameter is invalid; `detail` names it and why"}}
+INVALID = responses(422)
+# Streamed, so FastAPI cannot tell the type from the route: JSON, said here.
+JSON_BODY = {200: {"content": {"application/json": {"schema": {"type": "object"}}}}}
 
 
 @router.get(
@@ -34,7 +36,7 @@ INVALID = {422: {"description": "A parameter is invalid; `detail` names it and w
     summary="PP sends, animation steps, in-flight activations and bubble so far",
     response_model=dict[str, Any],
     response_class=StreamingResponse,
-    responses={**INVALID, **BUSY},
+    responses={**JSON_BODY, **INVALID, **BUSY},
 )
 async def get_flow(
     scenario: ScenarioQuery, request: Request, limiter: Limiter
