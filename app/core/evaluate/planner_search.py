@@ -27,6 +27,9 @@ GIB = 1 << 30
 # Pipelines with more chunk-microbatch slots than this (pp * m * v) are not searched: their
 # exact simulation would take seconds each (docs: the planner section of README.md).
 MAX_PLAN_SLOTS = 16_384
+# The Scenario's own bound on microbatches (inputs/scenario.py): a row past it could not be
+# opened as a scenario, and was answered as a 422 naming a field the planner has not got.
+MAX_MICROBATCHES = 4096
 # Candidate's knobs by the Scenario fields they set.
 KNOB_FIELDS = (
     "sequence_parallel", "tp_comm_overlap", "overlap_grad_reduce", "overlap_param_gather",
@@ -114,7 +117,7 @@ def _runnable(c: Candidate, m: ModelSpec, batch: int) -> bool:
     if (batch // c.dp) % c.mbs or (c.zero and c.dp == 1):
         return False
     micro = c.microbatches(batch)
-    if c.pp * micro * c.v > MAX_PLAN_SLOTS:
+    if micro > MAX_MICROBATCHES or c.pp * micro * c.v > MAX_PLAN_SLOTS:
         return False
     if c.schedule in ("interleaved", "looped-bfs"):
         # Any layer count splits (shapes.default_split) while each virtual stage gets one.
