@@ -9,7 +9,7 @@ server's peak RSS (VmHWM), and each heavy request's status, bytes and seconds. B
 healthz (a sync route, so each answer hops to the thread pool), a cached /api/scenario is
 polled too: an async route answered on the event loop, i.e. the loop's own latency.
 
-    python bench/bench_heavy.py [--mix traces|mixed|admitted|misses|all] [--idle-s 3]
+    python bench/bench_heavy.py [--mix traces|mixed|admitted|misses|runs|all] [--idle-s 3]
                                 [--app-root OTHER_CHECKOUT]
 
 Heavy sets: ``traces`` is 4 x /api/trace at the Scenario's bound (p=64, m=512, v=4: 393k
@@ -18,7 +18,8 @@ zb-h1 (p=32, m=4096) and the biggest plan the default bound allows (3,768 candid
 ``admitted`` (issue 26) is a compare of 4 scenarios at the bound, a scenario miss at the
 bound, the biggest page of /api/runs/{run}/steps and the widest /analysis of a stored run
 (pp=8, 900 micro-batches, 10 steps: ~7,200 events per record, near the per-record cap);
-``misses`` is 4 different scenario misses at the bound. ``--app-root`` serves another
+``misses`` is 4 different scenario misses at the bound; ``runs`` is the stored run's reads
+alone (two pages of steps, two analyses). ``--app-root`` serves another
 checkout (e.g. a ``git worktree`` of an older commit) for before/after figures.
 Target (issue 13 item 6, issue 26 item 2): healthz p99 <= 50 ms under load, RSS <= 1 GB.
 """
@@ -69,6 +70,13 @@ MIXES = {
         f"/api/runs/{RUN}/analysis?window=50",
     ],  # fmt: skip
     "misses": [miss(i) for i in range(4)],
+    # The stored run's own heavy reads, without the compare that takes every slot first.
+    "runs": [
+        f"/api/runs/{RUN}/steps?since=-1&limit=20000",
+        f"/api/runs/{RUN}/analysis?window=50",
+        f"/api/runs/{RUN}/steps?since=4&limit=20000",
+        f"/api/runs/{RUN}/analysis?step=5&window=10",
+    ],  # fmt: skip
 }
 
 
@@ -232,7 +240,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         server = Server(Path(tmp) / "bench.sqlite3", args.app_root.resolve())
         try:
-            if "admitted" in names:
+            if "admitted" in names or "runs" in names:
                 ingest_run(server)
             print(f"serving {args.app_root.resolve()}")
             for name in names:

@@ -4,6 +4,7 @@ first records of a run are no resume (nothing superseded, summaries equal to a r
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
@@ -97,3 +98,24 @@ def test_a_resume_inside_the_transaction_that_wrote_its_steps_recounts_them(tmp_
     with sqlite3.connect(path) as conn:
         rows = conn.execute("SELECT step, ranks, attempt FROM step_summary ORDER BY step")
         assert rows.fetchall() == [(0, 4, 0), (1, 4, 1), (2, 4, 1), (3, 4, 1)]
+
+
+def test_a_page_of_steps_splices_the_stored_json_into_the_page_it_parses_to(tmp_path):
+    """Reader.steps_text gives the rows as stored, so a page is joined, not parsed and
+    dumped (issue 26 item 2: one json.dumps of an 18 MB page held the GIL ~2 s)."""
+    from app.live.store_read import Reader
+
+    path = tmp_path / "b.sqlite3"
+    store = Store(path)
+    store.transaction([("hello", (INFO, r, 0, 1.0)) for r in range(4)])
+    for step in range(3):
+        store.transaction([("record", (r, 2.0)) for r in _recs(step, t0=10.0)])
+    reader = Reader(path)
+    texts, next_since = reader.steps_text("batch", 0, 4)
+    records, same = reader.steps("batch", 0, 4)
+    assert (len(texts), next_since, same) == (4, 1, 1)
+    spliced = json.loads('{"records":[' + ",".join(texts) + "]}")["records"]
+    assert spliced == records == [r.model_dump(mode="json", exclude_none=True)
+                                  for r in _recs(1, t0=10.0)]  # fmt: skip
+    reader.close()
+    store.close()
