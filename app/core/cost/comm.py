@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from app.core.cost.shapes import layers_per_chunk, rank_tokens
 from app.core.inputs.hardware import HardwareSpec
@@ -31,6 +32,9 @@ class Placement:
         return math.ceil(self.size / self.per_domain)
 
 
+# Cached: a pure function of a frozen Layout, asked once per candidate by the planner's
+# thousands (bench/bench_plan.py), where walking the group's ranks was a fifth of its pass.
+@lru_cache(maxsize=1024)
 def placement(layout: Layout, axis: str, domain_size: int) -> Placement:
     members = layout.group(axis, 0)
     counts: dict[int, int] = {}
@@ -39,6 +43,7 @@ def placement(layout: Layout, axis: str, domain_size: int) -> Placement:
     return Placement(len(members), max(counts.values()))
 
 
+@lru_cache(maxsize=1024)  # as placement
 def grad_placement(layout: Layout, domain_size: int) -> Placement:
     """The gradient all-reduce's group: the DP ranks, and under context parallelism the CP
     ranks of each too, whose gradients come from other positions of the same sequences

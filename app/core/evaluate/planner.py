@@ -23,6 +23,7 @@ from app.core.evaluate.one_scenario import Registry, prepare
 from app.core.evaluate.planner_forms import frontier as _frontier
 from app.core.evaluate.planner_forms import makespan as _makespan
 from app.core.evaluate.planner_forms import peak_inflight as _peak_inflight
+from app.core.evaluate.planner_pass import Pass
 from app.core.evaluate.planner_search import Candidate, candidates, estimate
 from app.core.evaluate.planner_trust import (
     DEFAULT_HEADROOM,
@@ -112,7 +113,6 @@ def plan(
     m, hw = MODELS[model], registry[hardware]
     capacity = hw.hbm_gib * (1 << 30)
     pool = candidates(m, hw, gpus, global_batch)
-    memo: dict = {}
     verdicts: dict[Shape, Verdict] = {}
 
     def verdict(c: Candidate) -> Verdict:
@@ -126,11 +126,13 @@ def plan(
         tight = is_tight(peak, capacity, headroom)
         return -rank_speed(tokens, tight, verdict(c).band), tight
 
-    scored = [(estimate(c, m, hw, global_batch, memo), c) for c in pool]
-    fitting = [x for x in scored if x[0]["fits"]]
-    fitting.sort(key=lambda x: rank(x[0]["tokens_per_s"], x[0]["peak_bytes"], x[1]))
-    misfits = sorted((x for x in scored if not x[0]["fits"]), key=lambda x: x[0]["peak_bytes"])
-    shortlist = [c for _, c in fitting[:SHORTLIST]]
+    # planner_pass: estimate's numbers, the speed priced only where the memory fits.
+    closed = Pass(m, hw, global_batch)
+    peaks = [(closed.peak(c), c) for c in pool]
+    fitting = [(closed.tokens_per_s(c), peak, c) for peak, c in peaks if peak <= capacity]
+    fitting.sort(key=lambda x: rank(*x))
+    misfits = sorted((x for x in peaks if x[0] > capacity), key=lambda x: x[0])
+    shortlist = [c for _, _, c in fitting[:SHORTLIST]]
     extra = [s for c in shortlist for s in _siblings(c, global_batch)]
     shortlist += extra
     views = [(_simulated(c, model, hardware, global_batch, registry), c) for c in shortlist]
