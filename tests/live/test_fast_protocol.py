@@ -134,3 +134,15 @@ def test_a_frame_only_the_protocol_takes_is_still_stored(tmp_path):
         (stored,) = db.execute("SELECT record FROM steps WHERE run = 'fallback'").fetchone()
     assert json.loads(stored) == json.loads(parse_frame(text).record.model_dump_json(
         exclude_none=True))  # fmt: skip
+
+
+def test_a_stored_record_reads_back_as_it_was_stored():
+    oracle = parse_frame(record_frame(BASE | {"mem_allocated": 5, "mem_reserved": 7})).record
+    text = oracle.model_dump_json(exclude_none=True)
+    back = protocol_fast.parse_stored_record(text)
+    assert isinstance(back, protocol_fast.ProbeRecord)
+    assert protocol_fast.record_json(back) == text
+    odd = text.replace('"step":3', '"step":"x","step":3')  # only pydantic takes it
+    assert protocol_fast.record_json(protocol_fast.parse_stored_record(odd)) == text
+    with pytest.raises(ValidationError):
+        protocol_fast.parse_stored_record(text.replace('"step":3', '"step":-3'))
