@@ -26,6 +26,7 @@ from app.api import (
     learn,
     metrics,
     model_import,
+    openapi_doc,
     pages,
     plan,
     plan_page,
@@ -122,6 +123,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     body_limit.install(app, settings.max_body_bytes, settings.header_timeout_s)
     assets.install(app)
     docs_offline.install(app)
+    # /openapi.json completed with what the routes alone do not say (app/api/openapi_doc.py).
+    openapi_doc.install(app)
     app.include_router(compare.make_router())
     app.include_router(pages.make_router())
     app.include_router(trend.make_page_router())
