@@ -6,6 +6,7 @@ import { fill, lang, tr, trOr } from "./i18n.js";
 import { drawBubble, drawHeatmap, drawResiduals, Trend } from "./live_charts.js";
 import { drawMemory } from "./live_memory.js";
 import { drawRankStates, rankLegend } from "./live_ranks.js";
+import { fetchStragglers, markHeatmap, markRankStates, showStragglers } from "./run_stragglers.js";
 import { LiveStream } from "./live_stream.js";
 import { bindPageHeader } from "./page_header.js";
 import { legend, LiveTimeline } from "./live_timeline.js";
@@ -22,6 +23,7 @@ const state = {
   waiting: page.waiting, // announced, no step record yet
   verdict: page.verdict?.status ?? "", // the server's one status for the run
   feed: "connecting", feedComplete: false,
+  stragglers: null, // the last /stragglers answer: outlines survive redraws of the grids
 };
 const LIVE = new Set(["live", "waiting", "stale"]); // a feed that is behind matters only then
 const timeline = new LiveTimeline($("live-timeline"), $("live-overlay"));
@@ -129,6 +131,7 @@ async function sync() {
   if (last) $("last-step-time").textContent = seconds(last.step_time_s);
   showVerdict(data.verdict, data.failed_at);
   drawRankStates($("rank-states"), data.ranks, data.info);
+  markRankStates($("rank-states"), state.stragglers);
   showEvents(data.events);
   tally();
   refreshAnalysis();
@@ -149,6 +152,7 @@ function onItems(items) {
       if (state.follow) refreshAnalysis();
     } else if (it.type === "status") {
       drawRankStates($("rank-states"), it.ranks, state.info);
+      markRankStates($("rank-states"), state.stragglers);
       $("run-events").append(eventItem({ at: Date.now() / 1000, kind: it.status, detail: it.reason }));
       stream.resync(); // the verdict (badge, sentences, counts) is the server's
     } else if (it.type === "stop") {
@@ -198,10 +202,23 @@ async function draw(a) {
   await timeline.draw(a);
   await drawBubble($("bubble-chart"), $("bubble-table"), a);
   await drawHeatmap($("heatmap"), a, $("heat-metric").value);
+  await drawStragglers(a);
   await drawResiduals($("residual-chart"), $("residual-table"), a);
   if (a.memory) drawMemory($("memory-table"), $("memory-hint"), $("memory-cpu-hint"), a.memory);
   showAdvice(a.advice);
   root.dataset.drawnStep = String(a.step);
+}
+
+// The drawn step's stragglers (cached by the server per window, as the analysis is); a busy
+// server (429) leaves the last answer drawn.
+async function drawStragglers(a) {
+  const data = await fetchStragglers(run, a.step);
+  if (data) {
+    state.stragglers = data;
+    showStragglers($("straggler-list"), $("straggler-hint"), data);
+    markRankStates($("rank-states"), data);
+  }
+  await markHeatmap($("heatmap"), a, state.stragglers);
 }
 
 // Measured, its replay (this run's own F/B/W through the simulator) and the cost model's
@@ -251,7 +268,11 @@ function bind() {
   $("follow").checked = state.follow;
   $("step-slider").addEventListener("input", (ev) => pin(Number(ev.target.value)));
   $("follow").addEventListener("change", (ev) => pin(ev.target.checked ? null : state.drawn));
-  $("heat-metric").addEventListener("change", () => state.analysis && drawHeatmap($("heatmap"), state.analysis, $("heat-metric").value));
+  $("heat-metric").addEventListener("change", async () => {
+    if (!state.analysis) return;
+    await drawHeatmap($("heatmap"), state.analysis, $("heat-metric").value);
+    await markHeatmap($("heatmap"), state.analysis, state.stragglers);
+  });
   bindPageHeader("live.copied");
   legend($("live-legend"));
   rankLegend($("rank-legend"));
