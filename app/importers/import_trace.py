@@ -39,7 +39,12 @@ from app.importers.trace_store import to_db, to_server
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="PATH", help="trace or log files, or directories")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="trace or log files, directories, or a .tar of traces",
+    )
     p.add_argument("--run", required=True, help="the run's name on /runs")
     for axis in ("dp", "tp", "pp"):
         p.add_argument(f"--{axis}", type=int, default=None, help=f"{axis} size (else inferred)")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from app.core.traces import TraceError, megatron_log, torchtitan_log
 from app.core.traces.phases import PhaseLog
+from app.importers.trace_tar import TAR_SUFFIXES
 
 KINETO, TORCHTITAN, MEGATRON = "kineto", "torchtitan", "megatron"
 TRACE_SUFFIXES = (".json", ".json.gz")
@@ -45,8 +46,8 @@ def input_files(inputs: Iterable[str | Path]) -> list[Path]:
 
 def file_format(path: Path) -> str:
     """kineto, torchtitan or megatron; TraceError naming the file when it is none."""
-    if path.name.endswith(TRACE_SUFFIXES):
-        return KINETO
+    if path.name.endswith(TRACE_SUFFIXES + TAR_SUFFIXES):
+        return KINETO  # a tar holds traces only (trace_tar.py)
     if path.name.endswith(".jsonl"):
         return TORCHTITAN
     head = _head(path)

@@ -3,19 +3,21 @@
 One file is read at a time, its events streamed one by one (trace_stream.py), and only its
 RankTrace (the spans of interest) is kept: an import holds one event of one file, and the
 spans of every rank, never a whole file's JSON. A file over MAX_FILE_BYTES is refused
-before it is read.
+before it is read. A ``.tar`` named among them is read member by member (trace_tar.py).
 """
 
 from __future__ import annotations
 
 import gzip
+import io
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from app.core.traces import RankTrace, TraceError
 from app.core.traces.kineto import parse_events
 from app.importers.trace_stream import NotATrace, events
+from app.importers.trace_tar import is_tar, read_tar
 
 SUFFIXES = (".json", ".json.gz")
 MAX_FILE_BYTES = 4 << 30  # 4 GiB on disk: a bound on the time an import takes, not memory
@@ -43,23 +45,38 @@ def read(path: Path) -> RankTrace:
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise TraceError(f"{path}: {size} bytes is over the {MAX_FILE_BYTES}-byte limit per file")
-    opener = gzip.open if path.name.endswith(".gz") else open
+    with open(path, "rb") as f:
+        return parse(f, str(path), path.name.endswith(".gz"))
+
+
+def parse(raw, name: str, gz: bool) -> RankTrace:
+    """One trace's RankTrace from a binary file (on disk, or a tar member), named ``name``
+    in every refusal."""
     header: dict = {}
     try:
-        with opener(path, "rt", encoding="utf-8") as f:
-            return parse_events(header, events(f, header), str(path))
+        with io.TextIOWrapper(gzip.GzipFile(fileobj=raw) if gz else raw, encoding="utf-8") as f:
+            return parse_events(header, events(f, header), name)
     except (OSError, EOFError, zlib.error) as err:
-        raise TraceError(f"{path}: cannot be read ({err}); a truncated .gz?") from err
+        raise TraceError(f"{name}: cannot be read ({err}); a truncated .gz?") from err
     except (NotATrace, UnicodeDecodeError) as err:
-        raise TraceError(f"{path}: is not a PyTorch profiler trace ({err})") from err
+        raise TraceError(f"{name}: is not a PyTorch profiler trace ({err})") from err
+
+
+def _each(paths: list[Path]) -> Iterator[tuple[str, RankTrace]]:
+    """(name, trace) per file, and per member of each tar named."""
+    for path in paths:
+        if is_tar(path):
+            for trace in read_tar(path, parse, SUFFIXES, MAX_FILE_BYTES):
+                yield trace.name, trace
+        else:
+            yield str(path), read(path)
 
 
 def read_traces(paths: list[Path]) -> list[RankTrace]:
     """One RankTrace per file; refuses duplicate ranks and files of different world sizes."""
     traces: list[RankTrace] = []
-    by_rank: dict[int, Path] = {}
-    for path in paths:
-        trace = read(path)
+    by_rank: dict[int, str] = {}
+    for path, trace in _each(paths):
         if trace.rank in by_rank:
             raise TraceError(f"{path}: rank {trace.rank} again (also in {by_rank[trace.rank]})")
         if traces and trace.world != traces[0].world:

@@ -1,0 +1,46 @@
+"""A ``.tar`` of Kineto traces (also ``.tar.gz``/``.tgz``), read as a stream.
+
+tarfile's stream mode (``r|*``) reads the archive front to back once, so one member is
+parsed at a time, its events streamed as a file's are (trace_files.py), and nothing is
+unpacked to disk. A member that is not a trace by its name (``*.json``, ``*.json.gz``), or
+is not a regular file (a link, a device), refuses the whole archive, named: an archive that
+mixes in other files is not the trace set it claims to be, and a link could point anywhere.
+Directories inside are walked, as a trace set is often archived with its folder.
+"""
+
+from __future__ import annotations
+
+import tarfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from app.core.traces import RankTrace, TraceError
+
+TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz")
+
+
+def is_tar(path: Path) -> bool:
+    return path.name.endswith(TAR_SUFFIXES)
+
+
+def read_tar(path: Path, parse, suffixes: tuple[str, ...], limit: int) -> Iterator[RankTrace]:
+    """Each member's RankTrace, in archive order, ``parse(binary_file, name, gz)`` reading
+    it; TraceError naming the archive and the member for anything refused."""
+    try:
+        with tarfile.open(path, mode="r|*") as tar:
+            for member in tar:
+                if member.isdir():
+                    continue
+                name = f"{path}:{member.name}"
+                if not member.isfile():
+                    raise TraceError(f"{name}: not a regular file (a link or a device)")
+                if not member.name.endswith(suffixes):
+                    raise TraceError(f"{name}: not a trace by its name (*.json, *.json.gz)")
+                if member.size > limit:
+                    raise TraceError(f"{name}: {member.size} bytes is over the {limit}-byte "
+                                     "limit per file")  # fmt: skip
+                f = tar.extractfile(member)
+                yield parse(f, name, member.name.endswith(".gz"))
+    except (tarfile.TarError, EOFError, zlib.error) as err:
+        raise TraceError(f"{path}: cannot be read as a tar ({err}); a truncated archive?") from err
