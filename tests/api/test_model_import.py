@@ -54,11 +54,21 @@ def test_a_refused_key_is_a_422_whose_loc_names_it(client):
     assert "positive integer" in issue["msg"]
 
 
-def test_moe_is_refused_by_its_expert_key(client):
+def test_moe_without_its_top_k_is_refused_by_that_key(client):
+    # Mixture of experts is imported (issue 27), but the router's top-k must be in the config.
     cfg = {**LLAMA32_3B, "architectures": ["MixtralForCausalLM"], "num_local_experts": 8}
     res = client.post(ROUTE, json=cfg)
     assert res.status_code == 422
-    assert res.json()["detail"][0]["loc"] == ["body", "num_local_experts"]
+    assert res.json()["detail"][0]["loc"] == ["body", "num_experts_per_tok"]
+
+
+def test_moe_config_sets_the_experts_fields(client):
+    cfg = {**LLAMA32_3B, "architectures": ["MixtralForCausalLM"], "num_local_experts": 8,
+           "num_experts_per_tok": 2}  # fmt: skip
+    res = client.post(ROUTE, json=cfg)
+    assert res.status_code == 200
+    query = res.json()["query"]
+    assert (query["experts"], query["top_k"], query["expert_ffn"]) == (8, 2, 8192)
 
 
 def test_an_unknown_architecture_lists_the_supported(client):

@@ -192,10 +192,12 @@ def edit(cfg, **changes):
         (edit(LLAMA31_8B, intermediate_size=0), "intermediate_size", "positive integer"),
         (edit(BLOOM_176B, n_embed=float("nan")), "n_embed", "positive integer"),
         (edit(LLAMA31_8B, tie_word_embeddings="yes"), "tie_word_embeddings", "true or false"),
+        # Mixture of experts (issue 27): imported, but the router's top-k must be given, and
+        # only a dense prefix of layers is expressible.
         (edit(MISTRAL_7B, architectures=["MixtralForCausalLM"], num_local_experts=8),
-         "num_local_experts", "mixture-of-experts"),
-        (edit(QWEN25_7B, architectures=["Qwen2MoeForCausalLM"], num_experts=60),
-         "num_experts", "mixture-of-experts"),
+         "num_experts_per_tok", "required"),
+        (edit(QWEN25_7B, architectures=["Qwen2MoeForCausalLM"], num_experts=60,
+              num_experts_per_tok=4, mlp_only_layers=[3]), "mlp_only_layers", "dense prefix"),
         # Qwen/Qwen3-32B: 64 heads of 128 on hidden 5,120.
         (edit(QWEN3_8B, hidden_size=5120, num_attention_heads=64, num_hidden_layers=64),
          "head_dim", "not modelled"),

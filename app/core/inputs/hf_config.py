@@ -6,78 +6,27 @@ Each supported architecture names its shape with its own keys (transformers'
 config.json: ``max_position_embeddings`` is the longest context the model serves (131,072 for
 Llama 3.1, pre-trained at 8,192), so it is set only where it is the size of a learned position
 table (GPT-2, OPT), and otherwise reported as ``context_length`` for the page to cap its own
-seq_len with. Anything ModelSpec cannot express is refused with the
-config key that shows it (mixture-of-experts, an attention wider than hidden, OPT-350M's
-projected embeddings), so an import is never silently a different model.
+seq_len with. Mixture-of-experts keys (Mixtral, Qwen2-MoE, Qwen3-MoE) become the experts
+fields (``_moe``). Anything ModelSpec cannot express is refused with the config key that
+shows it (an attention wider than hidden, as Qwen3-MoE's head_dim 128; OPT-350M's projected
+embeddings; MoE layers that are not a dense prefix plus every Nth), so an import is never
+silently a different model.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import ValidationError
 
-from app.core.inputs.scenario import ARCH_FIELDS, CUSTOM_MODEL, Scenario
+from app.core.inputs.hf_moe import moe_fields
+from app.core.inputs.hf_reader import Config, Fields, HFConfigError, _Reader, _show
+from app.core.inputs.scenario import ARCH_FIELDS, CUSTOM_MODEL, MOE_FIELDS, Scenario
 
-Config = Mapping[str, Any]
-Fields = dict[str, int | bool]  # Scenario field -> value, as the query will carry it
-# Keys whose value says how many experts an MoE layer routes among (Mixtral, Qwen MoE,
-# DeepSeek); one expert, or none, is a dense model.
-MOE_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")
 # BLOOM trained at 2,048 (bigscience/bloom model card, Technical Specifications); ALiBi has
 # no position table, so its config.json need not say.
 BLOOM_SEQ = 2048
-
-
-class HFConfigError(ValueError):
-    """One config.json key and why it cannot be imported."""
-
-    def __init__(self, key: str, reason: str) -> None:
-        super().__init__(f"{key}: {reason}")
-        self.key, self.reason = key, reason
-
-
-class _Reader:
-    """Typed reads of a config, remembering which key each Scenario field came from."""
-
-    def __init__(self, cfg: Config) -> None:
-        self.cfg = cfg
-        self.source: dict[str, str] = {}
-
-    def key(self, *names: str) -> str | None:
-        """The first of ``names`` the config has (transformers accepts aliases)."""
-        return next((n for n in names if self.cfg.get(n) is not None), None)
-
-    def count(self, field: str, *names: str, default: int | None = None) -> int:
-        key = self.key(*names)
-        if key is None:
-            if default is None:
-                raise HFConfigError(names[0], "is required and missing")
-            self.source[field] = names[0]
-            return default
-        value = self.cfg[key]
-        # bool is an int in Python, and 4096.0 is not a layer count a config would write.
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise HFConfigError(key, f"must be a positive integer, got {_show(value)}")
-        self.source[field] = key
-        return value
-
-    def flag(self, field: str, name: str, default: bool) -> bool:
-        value = self.cfg.get(name)
-        if value is None:
-            self.source[field] = name
-            return default
-        if not isinstance(value, bool):
-            raise HFConfigError(name, f"must be true or false, got {_show(value)}")
-        self.source[field] = name
-        return value
-
-
-def _show(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _llama_like(r: _Reader) -> Fields:
@@ -176,6 +125,11 @@ ARCHITECTURES: Mapping[str, Mapper] = {
     "MistralForCausalLM": _llama_like,
     "Qwen2ForCausalLM": _llama_like,
     "Qwen3ForCausalLM": _llama_like,
+    # transformers configuration_mixtral.py, configuration_qwen2_moe.py, _qwen3_moe.py: the
+    # Llama-like keys plus the experts' (read by _moe).
+    "MixtralForCausalLM": _llama_like,
+    "Qwen2MoeForCausalLM": _llama_like,
+    "Qwen3MoeForCausalLM": _llama_like,
     "GPT2LMHeadModel": _gpt2,
     "OPTForCausalLM": _opt,
     "BloomForCausalLM": _bloom,
@@ -187,6 +141,9 @@ MODEL_TYPES: Mapping[str, str] = {
     "mistral": "MistralForCausalLM",
     "qwen2": "Qwen2ForCausalLM",
     "qwen3": "Qwen3ForCausalLM",
+    "mixtral": "MixtralForCausalLM",
+    "qwen2_moe": "Qwen2MoeForCausalLM",
+    "qwen3_moe": "Qwen3MoeForCausalLM",
     "gpt2": "GPT2LMHeadModel",
     "opt": "OPTForCausalLM",
     "bloom": "BloomForCausalLM",
@@ -212,13 +169,6 @@ def architecture(cfg: Config) -> str:
     if isinstance(model_type, str) and model_type in MODEL_TYPES:
         return MODEL_TYPES[model_type]
     raise HFConfigError("architectures", f"is missing; supported: {supported}")
-
-
-def _refuse_moe(cfg: Config) -> None:
-    for key in MOE_KEYS:
-        value = cfg.get(key)
-        if value not in (None, 0, 1):
-            raise HFConfigError(key, "mixture-of-experts is not modelled (dense models only)")
 
 
 def _check_shape(fields: Fields, r: _Reader, cfg: Config) -> None:
@@ -266,16 +216,15 @@ class Imported:
 def imported(cfg: Config) -> Imported:
     if not isinstance(cfg, Mapping):
         raise HFConfigError("config", "must be a JSON object")
-    _refuse_moe(cfg)
     reader = _Reader(cfg)
-    fields = ARCHITECTURES[architecture(cfg)](reader)
+    fields = ARCHITECTURES[architecture(cfg)](reader) | moe_fields(reader, cfg)
     fields.setdefault("kv_heads", fields["heads"])
     context = fields["seq_len"]
     if not fields["learned_positions"]:  # no position table: the length is the page's
         del fields["seq_len"]
     _check_shape(fields, reader, cfg)
     _check_bounds(fields, reader)
-    ordered = {f: fields[f] for f in ARCH_FIELDS if f in fields}
+    ordered = {f: fields[f] for f in ARCH_FIELDS + MOE_FIELDS if f in fields}
     keys = {f: reader.source.get(f, "architectures") for f in ordered}  # implied by it
     return Imported(ordered, keys, int(context))
 

@@ -1,9 +1,10 @@
 """Model shapes: ModelSpec and the named presets. Frozen specs; the dict is a constant.
 
-ModelSpec is a dense decoder: head_dim = hidden / heads, one MLP per layer. What a preset's
-real architecture has beyond that is named beside it as a known small parameter difference;
-mixture-of-experts models (Qwen3-30B-A3B, Qwen3-235B-A22B, Mixtral) cannot be expressed and
-are left out, and so is Qwen3-32B, whose attention is 64 x 128 = 8192 wide on h = 5120.
+ModelSpec is a decoder: head_dim = hidden / heads, one MLP per layer, or (experts > 0) a
+mixture of experts in the MoE layers. What a preset's real architecture has beyond that is
+named beside it as a known small parameter difference; Qwen3-32B is left out, its attention
+being 64 x 128 = 8192 wide on h = 5120, and so is DeepSeek-V3 (MLA attention shapes).
+The MoE presets are in moe_models.py.
 """
 
 from __future__ import annotations
@@ -25,10 +26,41 @@ class ModelSpec:
     kv_heads: int | None = None  # grouped-query attention; None = heads
     tied_embeddings: bool = True  # GPT/Megatron tie the output head to the embedding
     learned_positions: bool = True  # GPT-style position table (s x h); RoPE models have none
+    # Mixture of experts (Shazeer et al. 2017; Fedus et al. 2022): 0 = dense. A MoE layer's
+    # MLP is ``experts`` routed experts of width ``expert_ffn`` (0: ffn_hidden), ``top_k`` of
+    # them per token, plus ``shared_experts`` always-on experts of the same width (DeepSeekMoE,
+    # Dai et al. 2024 §3.2). Layer l (from 0) is MoE when l >= first_dense_layers and
+    # (l + 1) % moe_every == 0 (Hugging Face Qwen2-MoE decoder_sparse_step; DeepSeek-V3
+    # first_k_dense_replace); the other layers keep the dense ffn_hidden MLP.
+    experts: int = 0
+    top_k: int = 0
+    expert_ffn: int = 0
+    shared_experts: int = 0
+    moe_every: int = 1
+    first_dense_layers: int = 0
+    # Expert-parallel degree the model is held at (cost.shapes.as_held): each rank keeps
+    # experts / expert_shards of every MoE layer's experts. 1 = the whole model.
+    expert_shards: int = 1
 
     @property
     def kv_dim(self) -> int:
         return self.hidden * (self.kv_heads or self.heads) // self.heads
+
+    @property
+    def moe_width(self) -> int:
+        """One expert's ffn width."""
+        return self.expert_ffn or self.ffn_hidden
+
+    @property
+    def moe_layers(self) -> int:
+        """How many layers carry experts (the rule in the class comment)."""
+        if not self.experts:
+            return 0
+        return sum(
+            1
+            for layer in range(self.first_dense_layers, self.layers)
+            if (layer + 1) % self.moe_every == 0
+        )
 
 
 def _gpt(name: str, layers: int, hidden: int, heads: int, seq: int = 2048) -> ModelSpec:

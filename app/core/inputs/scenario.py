@@ -39,6 +39,9 @@ ARCH_FIELDS = (
     "layers", "hidden", "heads", "kv_heads", "seq_len", "vocab", "ffn_hidden",
     "gated_mlp", "tied_embeddings", "learned_positions",
 )  # fmt: skip
+# A mixture of experts' shape (issue 27): with model=, they edit the preset; a Hugging Face
+# import of an MoE config.json sets them beside ARCH_FIELDS.
+MOE_FIELDS = ("experts", "top_k", "expert_ffn", "shared_experts", "moe_every", "first_dense_layers")
 # A bound on simulated work so one request stays well under a second (p=64, m=512, v=4 fits).
 MAX_SIMULATED_ACTIONS = 64 * 512 * 4 * 3
 
@@ -74,6 +77,15 @@ class Scenario(BaseModel):
     gated_mlp: bool | None = Field(None, description="SwiGLU MLP (three h x ffn matrices)")
     tied_embeddings: bool | None = Field(None, description="output head tied to the embedding")
     learned_positions: bool | None = Field(None, description="GPT position table (not RoPE)")
+    experts: int | None = Field(None, ge=0, le=4096, description="routed experts (0: dense)")
+    top_k: int | None = Field(None, ge=1, le=4096, description="experts each token is routed to")
+    expert_ffn: int | None = Field(None, ge=1, le=1 << 19, description="one expert's ffn width")
+    shared_experts: int | None = Field(None, ge=0, le=64, description="always-on experts")
+    moe_every: int | None = Field(None, ge=1, le=MAX_LAYERS, description="MoE every Nth layer")
+    first_dense_layers: int | None = Field(None, ge=0, le=MAX_LAYERS, description="dense first")
+    routing_imbalance: float = Field(
+        1.0, ge=1.0, le=4096.0, description="the busiest expert's tokens over the mean (MoE)"
+    )
     stage_layers: str | None = Field(
         None,
         max_length=8 * MAX_LAYERS,

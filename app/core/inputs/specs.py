@@ -6,7 +6,13 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from app.core.inputs.presets import HARDWARE, MODELS, HardwareSpec, ModelSpec
-from app.core.inputs.scenario import ARCH_FIELDS, CUSTOM_MODEL, Scenario, ScenarioError
+from app.core.inputs.scenario import (
+    ARCH_FIELDS,
+    CUSTOM_MODEL,
+    MOE_FIELDS,
+    Scenario,
+    ScenarioError,
+)
 from app.core.inputs.training import Training
 from app.core.schedules import FORWARD_ONLY, stages_per_copy
 from app.core.support.echo import echo
@@ -22,7 +28,7 @@ def custom_model(s: Scenario) -> ModelSpec:
                 f, "scenario.custom_missing",
                 "a custom model needs layers, hidden and heads; {name} is missing", name=f,
             )  # fmt: skip
-    given = {f: getattr(s, f) for f in ARCH_FIELDS if getattr(s, f) is not None}
+    given = {f: getattr(s, f) for f in ARCH_FIELDS + MOE_FIELDS if getattr(s, f) is not None}
     # Megatron-LM arguments.py: ffn_hidden_size defaults to 4h and num_query_groups to heads;
     # GPT-2 BPE padded to 51,200 and seq 2,048 as in Narayanan et al. 2021 §5.1.
     defaults = {"seq_len": 2048, "vocab": 51_200, "ffn_hidden": 4 * s.hidden}
@@ -39,7 +45,7 @@ def model_of(s: Scenario) -> ModelSpec:
             "model", "scenario.model_unknown", "unknown model preset {model}; one of: {known}",
             model=echo(s.model), known=known,
         )  # fmt: skip
-    overrides = {f: getattr(s, f) for f in ARCH_FIELDS if getattr(s, f) is not None}
+    overrides = {f: getattr(s, f) for f in ARCH_FIELDS + MOE_FIELDS if getattr(s, f) is not None}
     if "hidden" in overrides and "ffn_hidden" not in overrides and not base.gated_mlp:
         overrides["ffn_hidden"] = 4 * overrides["hidden"]
     return replace(base, name=base.name if not overrides else CUSTOM_MODEL, **overrides)
@@ -174,9 +180,53 @@ def check_model(s: Scenario, m: ModelSpec) -> None:
             "tp", "scenario.ffn_tp", "ffn_hidden ({ffn_hidden}) must be divisible by tp ({tp})",
             ffn_hidden=m.ffn_hidden, tp=s.tp,
         )  # fmt: skip
+    check_moe(s, m)
     if s.sequence_parallel and s.tp > 1 and m.seq_len % s.tp:
         raise ScenarioError.keyed(
             "sequence_parallel", "scenario.seq_tp",
             "seq_len ({seq_len}) must be divisible by tp ({tp}) for sequence parallelism (on "
             "by default when tp > 1); or set sequence_parallel=false", seq_len=m.seq_len, tp=s.tp,
+        )  # fmt: skip
+
+
+def check_moe(s: Scenario, m: ModelSpec) -> None:
+    """A mixture of experts the router and Megatron's expert grid can run, and the
+    routing-imbalance knob within what top-k routing allows."""
+    if not m.experts:
+        return
+    if not 1 <= m.top_k <= m.experts:
+        # Megatron-LM transformer_config.py: moe_router_topk among num_moe_experts.
+        raise ScenarioError.keyed(
+            "top_k", "scenario.top_k_experts",
+            "top_k ({top_k}) must be between 1 and experts ({experts}): each token picks "
+            "top_k of the experts", top_k=m.top_k, experts=m.experts,
+        )  # fmt: skip
+    if m.experts % s.ep:
+        # Megatron-LM moe_layer.py: num_local_experts = num_moe_experts // ep_size, asserted.
+        raise ScenarioError.keyed(
+            "ep", "scenario.ep_experts",
+            "ep ({ep}) must divide experts ({experts}): each expert-parallel rank holds "
+            "experts/ep whole experts (Megatron)", ep=s.ep, experts=m.experts,
+        )  # fmt: skip
+    if m.moe_width % s.tp:
+        raise ScenarioError.keyed(
+            "tp", "scenario.expert_ffn_tp",
+            "expert_ffn ({ffn}) must be divisible by tp ({tp}): expert tensor parallelism "
+            "splits each expert as TP splits the MLP", ffn=m.moe_width, tp=s.tp,
+        )  # fmt: skip
+    if not m.moe_layers:
+        raise ScenarioError.keyed(
+            "first_dense_layers", "scenario.moe_layers",
+            "no layer is left for the experts: first_dense_layers ({first}) and moe_every "
+            "({every}) leave none of the {layers} layers",
+            first=m.first_dense_layers, every=m.moe_every, layers=m.layers,
+        )  # fmt: skip
+    if s.routing_imbalance > m.experts / m.top_k:
+        # The busiest expert gets at most every token once: share <= 1/top_k of the
+        # top_k x tokens assignments, i.e. experts/top_k times the mean.
+        raise ScenarioError.keyed(
+            "routing_imbalance", "scenario.routing_imbalance",
+            "routing_imbalance ({x}) must be at most experts/top_k = {limit}: the busiest "
+            "expert can take every token once, no more", x=s.routing_imbalance,
+            limit=round(m.experts / m.top_k, 3),
         )  # fmt: skip
