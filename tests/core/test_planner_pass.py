@@ -26,10 +26,12 @@ def test_pass_equals_estimate_for_every_candidate(model, hardware, gpus, batch):
     # Every schedule and ZeRO stage, and pipelines deep enough to have middle stages.
     assert {c.schedule for c in pool} >= {"1f1b", "zb-h1", "zb-h2", "gpipe", "interleaved"}
     assert {c.zero for c in pool} == {0, 1, 2, 3} and max(c.pp for c in pool) >= 8
+    peaks = dict(zip(pool, fast.peaks(pool), strict=True))  # batched as plan() prices them
     fits = 0
     for c in pool:
         want = estimate(c, m, hw, batch, memo)
         peak = fast.peak(c)
+        assert peak == peaks[c], c
         assert peak == want["peak_bytes"], c
         assert (peak <= fast.capacity) == want["fits"], c
         if want["fits"]:

@@ -128,7 +128,7 @@ def plan(
 
     # planner_pass: estimate's numbers, the speed priced only where the memory fits.
     closed = Pass(m, hw, global_batch)
-    peaks = [(closed.peak(c), c) for c in pool]
+    peaks = list(zip(closed.peaks(pool), pool, strict=True))
     fitting = [(closed.tokens_per_s(c), peak, c) for peak, c in peaks if peak <= capacity]
     fitting.sort(key=lambda x: rank(*x))
     misfits = sorted((x for x in peaks if x[0] > capacity), key=lambda x: x[0])

@@ -9,8 +9,11 @@ candidate against estimate, and test_planner_golden.py whole plans against the c
   (neither the embedding's nor the head's) grows with what it keeps in flight, so only the
   first stage, the head stage and, per distinct (parameters, layers) row among the others,
   the one keeping the most are priced: the peak is the largest of those;
+- the candidates sharing a Training and (dp, tp), all schedules and pipeline depths, are
+  priced in one stage_memory call, each stage a row that says which ends it holds;
 - what depends on fewer knobs than a candidate (the held model, the layout, the split, the
-  in-flight closed forms, parameters, durations, the tail) is computed once per key.
+  in-flight closed forms, parameters, the rows picked, durations, the tail) is computed
+  once per key.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.core.cost import durations, memory, shapes, step
-from app.core.evaluate.planner_forms import frontier, makespan, peak_inflight
+from app.core.evaluate.planner_forms import DEFERRED_W, frontier, makespan, peak_inflight
 from app.core.evaluate.planner_search import GIB, Candidate
 from app.core.inputs.presets import HardwareSpec, ModelSpec
 from app.core.inputs.training import Training
@@ -41,7 +44,8 @@ class Pass:
         return memo[key]
 
     def _parts(self, c: Candidate) -> tuple[Training, ModelSpec, int, list[list[int]]]:
-        t = c.training(self.batch)
+        # The schedule, v and pp are no Training fields: one per such group of candidates.
+        t = self._cached(("training", *_training_key(c)), lambda: c.training(self.batch))
         # As cost.predict.price holds it: the vocabulary padded for this tp.
         m = self._cached(("held", c.tp, t.vocab_multiple), lambda: (
             shapes.as_held(self.m, c.tp, t.vocab_multiple)))  # fmt: skip
@@ -52,20 +56,74 @@ class Pass:
         return self._cached(("params", c.pp, c.tp, c.v), lambda: memory.rank_params(
             m, c.pp, c.tp, c.v, c.pp - 1, split))  # fmt: skip
 
-    def peak(self, c: Candidate) -> float:
-        """estimate's peak_bytes: the largest stage total of memory.stage_memory."""
+    def peaks(self, pool: list[Candidate]) -> list[float]:
+        """peak() of every candidate, priced with one memory.stage_memory call per group of
+        candidates sharing a Training and a mesh width (dp, tp), the schedules apart: a
+        stage's row says which ends it holds (``ends``) and what it keeps (``held``, or the
+        ``frontier`` of split-backward schedules), so rows of many pipelines price together
+        and the call's per-call work (rates, floor, W share) is paid once per group."""
+        groups: dict[tuple, list[int]] = {}
+        for i, c in enumerate(pool):
+            split_w = frontier_schedule(c.schedule)
+            groups.setdefault((c.dp, c.tp, *_training_key(c), split_w), []).append(i)
+        out = [0.0] * len(pool)
+        for members in groups.values():
+            self._price(pool, members, out)
+        return out
+
+    def _price(self, pool: list[Candidate], members: list[int], out: list[float]) -> None:
+        c = pool[members[0]]
+        t, m, _, _ = self._parts(c)
+        rows: tuple[list, list, list, list] = ([], [], [], [])  # layers, params, kept, ends
+        spans, memo, batch = [], self._memo, self.batch
+        for i in members:
+            c = pool[i]
+            # A candidate's rows read its shape, the parameters' (pp, tp, v) and the W
+            # share's knobs (the rest of the group's Training is the same).
+            micro = batch // (c.dp * c.mbs)
+            key = ("rows", c.schedule, c.pp, c.v, micro, c.tp, c.mbs, c.recompute, c.sp)
+            block = memo.get(key)
+            if block is None:
+                block = memo[key] = self._block(c)
+            spans.append((i, len(rows[0]), len(block[0])))
+            for into, part in zip(rows, block, strict=True):
+                into.extend(part)
+        n = len(rows[0])
+        split_w = frontier_schedule(c.schedule)
+        stages = memory.stage_memory(
+            m, t, (c.dp, c.tp, n), 1, n - 1, [0] * n, rows[0], None if split_w else rows[2],
+            rows[3], rows[2] if split_w else None, rows[1], hw=self.hw,
+        )  # fmt: skip
+        for i, start, count in spans:
+            out[i] = max(s.total_bytes for s in stages[start : start + count])
+
+    def _block(self, c: Candidate) -> tuple[list, list, list, list]:
+        """The rows (layers, parameters, what is kept, ends held) of the stages of ``c``
+        that can hold its peak (_rows)."""
         t, m, micro, split = self._parts(c)
+        held, inflight, params = self._shape(c, m, micro, split)
+        chosen = self._rows(c, t, m, split, params, held, inflight)
+        return (
+            [split[s] for s in chosen],
+            [params[s] for s in chosen],
+            [held[s] if held is not None else inflight[s] * max(split[s]) for s in chosen],
+            [[(s == 0, s == c.pp - 1)] for s in chosen],
+        )
+
+    def _shape(
+        self, c: Candidate, m: ModelSpec, micro: int, split: list[list[int]]
+    ) -> tuple[list | None, list[int], list[int]]:
+        """The schedule's frontier (split backward) or in-flight counts, and the parameters."""
         shape = (c.schedule, c.pp, c.v, micro)
         held = self._cached(("frontier", *shape), lambda: frontier(c, micro, split))
         inflight = self._cached(("inflight", *shape), lambda: peak_inflight(c, micro))
-        params = self._params(c, m, split)
-        rows = self._rows(c, t, m, split, params, held, inflight)
-        pick = lambda xs: None if xs is None else [xs[i] for i in rows]  # noqa: E731
-        stages = memory.stage_memory(
-            m, t, (c.dp, c.tp, len(rows)), c.v, len(rows) - 1, pick(inflight), pick(split),
-            frontier=pick(held), params=pick(params), hw=self.hw,
-        )  # fmt: skip
-        return max(s.total_bytes for s in stages)
+        return held, inflight, self._params(c, m, split)
+
+    def peak(self, c: Candidate) -> float:
+        """estimate's peak_bytes: the largest stage total of memory.stage_memory."""
+        out = [0.0]
+        self._price([c], [0], out)
+        return out[0]
 
     def _rows(
         self, c: Candidate, t: Training, m: ModelSpec, split: list[list[int]],
@@ -109,3 +167,14 @@ class Pass:
             step.tail(rank_params, t, layout, hw, stage_d, c.v)))  # fmt: skip
         step_s = makespan(c, micro, slowest) + end.dp_s + end.optim_s
         return self.batch * m.seq_len / step_s
+
+
+def _training_key(c: Candidate) -> tuple:
+    """What of a candidate its Training reads (Candidate.training)."""
+    return (c.dp, c.mbs, c.zero, c.recompute, c.sp, c.tp_overlap, c.grad_overlap,
+            c.param_overlap)  # fmt: skip
+
+
+def frontier_schedule(name: str) -> bool:
+    """Whether planner_forms.frontier prices this schedule (split backward)."""
+    return name in DEFERRED_W
