@@ -123,6 +123,35 @@ def all_gather_s(
     return moved + messages * ring_latency_s(p, hw)
 
 
+def all_to_all_s(nbytes: float, p: Placement, hw: HardwareSpec, messages: int = 1) -> float:
+    """All-to-all of an ``nbytes`` buffer per rank: (n-1)/n of it leaves each rank (NCCL
+    PERFORMANCE.md, alltoall: busBw = algBw x (n-1)/n, as the all-gather's)."""
+    return all_gather_s(nbytes, p, hw, messages)
+
+
+def moe_a2a_buffer_bytes(m: ModelSpec, t: Training) -> float:
+    """One MoE layer's dispatch plus combine buffers of one rank in one pass: its b x s/cp
+    tokens, top_k copies each, h wide (Megatron-LM transformer/moe/token_dispatcher.py
+    MoEAlltoAllTokenDispatcher: token_permutation's all_to_all, then token_unpermutation's
+    all_to_all back). The backward sends the same two transposed."""
+    tokens = t.micro_batch_size * m.seq_len // t.cp
+    return 2.0 * tokens * m.top_k * m.hidden * t.element_bytes
+
+
+def moe_a2a_sent_bytes(m: ModelSpec, t: Training, ep: int) -> float:
+    """What those two all-to-alls move off the rank: the (ep-1)/ep routed to other ranks."""
+    return moe_a2a_buffer_bytes(m, t) * (ep - 1) / ep
+
+
+def moe_a2a_s(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> float:
+    """Seconds of one MoE layer's dispatch and combine in one pass over the EP group (the
+    group of rank 0: layout.group("ep", 0)), not overlapped with compute."""
+    if not m.experts or layout.ep == 1:
+        return 0.0
+    place = placement(layout, "ep", hw.domain_size)
+    return all_to_all_s(moe_a2a_buffer_bytes(m, t), place, hw, messages=2)
+
+
 def p2p_s(nbytes: float, crosses_domain: bool, hw: HardwareSpec) -> float:
     e = hw.efficiency
     if crosses_domain:

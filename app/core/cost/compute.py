@@ -7,6 +7,7 @@ from app.core.cost.shapes import (
     Gemm,
     attention_flops,
     layer_gemms,
+    layer_mix,
     logits_gemm,
     rank_seq,
     rank_tokens,
@@ -71,7 +72,10 @@ def layer_gemm_seconds(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> 
     durations.layer_cost charges this once in F, once in B and once in W. Each pass launches
     LAYER_GEMM_KERNELS GEMMs, so their host time comes with it."""
     tokens = rank_tokens(m, t)
-    kernels = sum(gemm_seconds(g, hw, t.element_bytes) for g in layer_gemms(m, tokens, tp))
+    kernels = sum(  # a mixture of experts: the mean of its dense and MoE layers (layer_mix)
+        w * sum(gemm_seconds(g, hw, t.element_bytes) for g in layer_gemms(k, tokens, tp))
+        for w, k in layer_mix(m)
+    )
     return kernels + host_overhead_s(LAYER_GEMM_KERNELS, hw)
 
 

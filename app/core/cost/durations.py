@@ -40,7 +40,10 @@ def layer_cost(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> L
             tp_s = exposed_tp_s(tp_s, gemm, tp)
     ring_f, ring_b = cp_ring_s(m, hw, t, layout, attn_f, attn_b)
     attn_f, attn_b = attn_f + ring_f, attn_b + ring_b
-    f = gemm + attn_f + ew
+    # A mixture of experts: each MoE layer's dispatch and combine all-to-alls, exposed, in
+    # F and (transposed) in B; the mean layer carries moe_layers/layers of them.
+    a2a = comm.moe_a2a_s(m, hw, t, layout) * m.moe_layers / m.layers if m.experts else 0.0
+    f = gemm + attn_f + ew + a2a
     if t.recompute == "full":
         extra = f + tp_s  # Chen et al. 2016: the whole forward again, collectives included
     elif t.recompute == "selective" and not t.flash_attention:
@@ -49,7 +52,7 @@ def layer_cost(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> L
         extra = 0.0  # flash attention's backward already recomputes the scores (attn_b)
     # Qi et al. 2024 §2: the backward is an input-gradient pass (B) and a weight-gradient
     # pass (W), each one GEMM per forward GEMM; elementwise backward reads and writes twice.
-    return LayerCost(f=f, b=gemm + attn_b + 2 * ew, w=gemm, tp=tp_s, recompute=extra)
+    return LayerCost(f=f, b=gemm + attn_b + 2 * ew + a2a, w=gemm, tp=tp_s, recompute=extra)
 
 
 def cp_ring_s(

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from app.core.cost.shapes import attention_flops, layer_gemms, logits_gemm
+from app.core.cost.shapes import attention_flops, layer_gemms, layer_mix, logits_gemm
 from app.core.inputs.models import ModelSpec
 
 
 def forward_flops_per_layer(m: ModelSpec, tokens: int) -> float:
     # Narayanan et al. 2021 eq. 3 derivation: 2 FLOPs per matmul parameter per token
-    # (24bsh^2 for GPT) plus attention scores and values, 4bs^2h.
+    # (24bsh^2 for GPT) plus attention scores and values, 4bs^2h. A mixture of experts: the
+    # mean layer, each MoE layer at its active parameters (top_k experts, shared, router).
+    return sum(w * _one_layer(k, tokens) for w, k in layer_mix(m))
+
+
+def _one_layer(m: ModelSpec, tokens: int) -> float:
     return sum(g.flops for g in layer_gemms(m, tokens, 1)) + attention_flops(m, tokens, 1)
 
 

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import NamedTuple
 
+from app.core.cost.shapes import busiest_share
 from app.core.inputs.models import ModelSpec
 from app.core.inputs.training import Training
 
@@ -45,9 +46,7 @@ def layer_bytes(m: ModelSpec, t: Training) -> LayerBytes:
     # fp32 copy and the 16-bit normalized output instead, 4h + 2h (Training.eager_rmsnorm).
     norm = 6.0 if t.eager_rmsnorm else 2.0 * wide
     whole = 2.0 * norm * h + 4.0 * h + masks  # norm inputs; attention and MLP inputs
-    # GeLU: its input and output (4f); SwiGLU eager: gate, up, SiLU(gate), product (8f);
-    # fused (Megatron-core SwiGLUFunction saves its input): gate and up, product (6f).
-    mlp = (6.0 if t.fused_swiglu else 8.0) * f if m.gated_mlp else 4.0 * f
+    mlp = _mlp(m, t, f) if not m.experts else _moe_mlp(m, t)
     split = 2.0 * h + 4.0 * k + 2.0 * h + mlp  # Q, K and V, projection input, MLP
     # Korthikanti §4.1: softmax output 2as, its dropout mask as and output 2as (5as with
     # dropout); Dao et al. 2022 §3.1: flash attention stores none of them.
@@ -55,6 +54,25 @@ def layer_bytes(m: ModelSpec, t: Training) -> LayerBytes:
     softmax = (2.0 * wide) * (2.0 if dropout else 1.0) + (1.0 if dropout else 0.0)
     scores = 0.0 if t.flash_attention else softmax * a * s
     return LayerBytes(whole, split, scores, 2.0 * h)
+
+
+def _mlp(m: ModelSpec, t: Training, f: float) -> float:
+    """GeLU: its input and output (4f); SwiGLU eager: gate, up, SiLU(gate), product (8f);
+    fused (Megatron-core SwiGLUFunction saves its input): gate and up, product (6f)."""
+    return (6.0 if t.fused_swiglu else 8.0) * f if m.gated_mlp else 4.0 * f
+
+
+def _moe_mlp(m: ModelSpec, t: Training) -> float:
+    """A mixture of experts' MLP bytes per token, the mean over its dense and MoE layers. A
+    MoE layer keeps each token top_k times (Megatron-LM token_dispatcher.py: the permuted
+    tokens, 2h each, and every expert's MLP activations), on the busiest EP rank
+    busiest_share() times that, plus the shared experts' MLP and the router's 16-bit logits
+    and fp32 probabilities (6 x experts)."""
+    routed = m.top_k * busiest_share(m) * (_mlp(m, t, m.moe_width) + 2.0 * m.hidden)
+    shared = _mlp(m, t, m.shared_experts * m.moe_width)
+    moe = routed + shared + 6.0 * m.experts
+    share = m.moe_layers / m.layers
+    return (1.0 - share) * _mlp(m, t, m.ffn_hidden) + share * moe
 
 
 def _op_sac_bytes(m: ModelSpec, t: Training, tp: int) -> float:

@@ -4,6 +4,8 @@ Notation as in Narayanan et al. 2021: l layers, h hidden, s sequence, V vocabula
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from app.core.cost.shapes import even_chunk_layers
 from app.core.inputs.models import ModelSpec
 from app.core.inputs.training import Training
@@ -15,10 +17,29 @@ def layer_matmul_params(m: ModelSpec) -> int:
     h, f = m.hidden, m.ffn_hidden
     attn = h * (h + 2 * m.kv_dim) + h * h  # QKV (K, V at kv_dim under GQA) and output
     mlp = (3 if m.gated_mlp else 2) * h * f  # SwiGLU has gate, up and down
-    return attn + mlp
+    return attn + (moe_mlp_params(m) if m.experts else mlp)
+
+
+def moe_mlp_params(m: ModelSpec) -> int:
+    """One MoE layer's MLP as one EP rank holds it: the router (h x experts), the shared
+    experts, and experts/expert_shards routed experts (Megatron-LM moe_layer.py:
+    num_local_experts = num_moe_experts / ep); expert TP divides it later, as the MLP's."""
+    one = (3 if m.gated_mlp else 2) * m.hidden * m.moe_width
+    local = m.experts // m.expert_shards
+    return m.hidden * m.experts + (m.shared_experts + local) * one
 
 
 def layer_params(m: ModelSpec) -> int:
+    """Parameters of one layer; a mixture of experts: the mean over its dense and MoE
+    layers (shapes.layer_mix), as one EP rank holds them."""
+    if m.experts:
+        dense = replace(m, experts=0)
+        moe = m.moe_layers
+        return ((m.layers - moe) * _layer_params(dense) + moe * _layer_params(m)) // m.layers
+    return _layer_params(m)
+
+
+def _layer_params(m: ModelSpec) -> int:
     h = m.hidden
     if m.gated_mlp:  # Llama: no biases, two RMSNorm weights
         return layer_matmul_params(m) + 2 * h

@@ -108,7 +108,7 @@ def price(
 ) -> Costed:
     layers, ends, head = pipe.layers, pipe.ends, pipe.head_rank
     # Ranks hold and compute the padded vocabulary; the model's FLOPs (MFU) count its own.
-    m, given = shapes.as_held(m, s.tp, t.vocab_multiple), m
+    m, given = shapes.as_held(m, s.tp, t.vocab_multiple, s.ep, s.routing_imbalance), m
     pairs = s.schedule in RELEASE_BY_UNIT  # DualPipe(V)'s overlapped F&B pairs
     chunk_d, tp_pass = durations.chunk_durations(
         m, hw, t, layout, s.chunks, head, layers, ends, pairs

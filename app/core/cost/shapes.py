@@ -48,21 +48,69 @@ def padded_vocab(vocab: int, tp: int, multiple: int) -> int:
     return -(-vocab // step) * step
 
 
-def as_held(m: ModelSpec, tp: int, multiple: int) -> ModelSpec:
-    """The model as its ranks hold and run it: with the padded vocabulary."""
-    return replace(m, vocab=padded_vocab(m.vocab, tp, multiple))
+def as_held(m: ModelSpec, tp: int, multiple: int, ep: int = 1, imbalance: float = 1.0) -> ModelSpec:
+    """The model as its ranks hold and run it: with the padded vocabulary, and for a mixture
+    of experts each rank's experts/ep experts and the busiest expert's share."""
+    held = replace(m, vocab=padded_vocab(m.vocab, tp, multiple))
+    if not m.experts:
+        return held
+    return replace(held, expert_shards=ep, routing_imbalance=imbalance)
+
+
+def layer_mix(m: ModelSpec) -> tuple[tuple[float, ModelSpec], ...]:
+    """(share of the layers, the model as that layer) for each kind of layer: a dense model's
+    one kind; a mixture of experts' dense layers (the ffn_hidden MLP) and MoE layers. Per-layer
+    costs are weighted by these shares (exact when every layer is MoE, as Mixtral)."""
+    if not m.experts:
+        return ((1.0, m),)
+    moe = m.moe_layers / m.layers
+    dense = replace(m, experts=0)
+    return tuple((w, k) for w, k in ((1.0 - moe, dense), (moe, m)) if w > 0)
+
+
+def busiest_share(m: ModelSpec) -> float:
+    """The busiest EP rank's routed tokens over the mean: its experts/ep local experts with
+    the busiest expert at ``routing_imbalance`` x the mean and the others at the mean."""
+    local = m.experts // m.expert_shards
+    return (local - 1 + m.routing_imbalance) / local
 
 
 def layer_gemms(m: ModelSpec, tokens: int, tp: int) -> list[Gemm]:
     """Forward GEMMs of one layer on one TP rank (Shoeybi et al. 2019 §3: Q, K, V and the MLP's
-    first matrices column-parallel, the attention output and MLP output row-parallel)."""
+    first matrices column-parallel, the attention output and MLP output row-parallel); for a
+    MoE model (experts > 0), one of its MoE layers (moe_gemms)."""
     h, f = m.hidden, m.ffn_hidden
     up = 2 if m.gated_mlp else 1  # SwiGLU's gate and up projections (Shazeer 2020 eq. 6)
-    return [
+    attention = [
         Gemm(tokens, (h + 2 * m.kv_dim) // tp, h),  # fused QKV
         Gemm(tokens, h, h // tp),  # attention output projection
+    ]
+    if m.experts:
+        return attention + moe_gemms(m, tokens, tp)
+    return attention + [
         Gemm(tokens, f // tp, h, count=up),
         Gemm(tokens, h, f // tp),  # MLP down projection
+    ]
+
+
+def moe_gemms(m: ModelSpec, tokens: int, tp: int) -> list[Gemm]:
+    """A MoE layer's MLP GEMMs on one rank of the busiest EP rank's group (Megatron-LM
+    moe_layer.py): the router (h x experts, replicated over TP), the shared experts as one
+    dense MLP, and the rank's experts/ep local experts as one grouped GEMM each (Megatron
+    experts.py GroupedMLP: every local expert's rows in one batched kernel). Each rank receives
+    tokens x top_k routed rows on average (Lepikhin et al. 2021, GShard §2.2), the busiest
+    busiest_share() times that; expert tensor parallelism splits each expert's width by tp."""
+    h, w = m.hidden, m.moe_width
+    up = 2 if m.gated_mlp else 1
+    local = m.experts // m.expert_shards
+    rows = tokens * m.top_k * busiest_share(m) / local  # per local expert
+    out = [Gemm(tokens, m.experts, h)]  # router logits (Fedus et al. 2022 eq. 1)
+    if m.shared_experts:  # DeepSeekMoE (Dai et al. 2024 §3.2): always-on, as a dense MLP
+        sw = m.shared_experts * w
+        out += [Gemm(tokens, sw // tp, h, count=up), Gemm(tokens, h, sw // tp)]
+    return out + [
+        Gemm(rows, w // tp, h, count=local * up, batched=True),  # type: ignore[arg-type]
+        Gemm(rows, h, w // tp, count=local, batched=True),  # type: ignore[arg-type]
     ]
 
 

@@ -41,6 +41,8 @@ class ModelSpec:
     # Expert-parallel degree the model is held at (cost.shapes.as_held): each rank keeps
     # experts / expert_shards of every MoE layer's experts. 1 = the whole model.
     expert_shards: int = 1
+    # The busiest expert's tokens over the mean, as the held model runs (Scenario's knob).
+    routing_imbalance: float = 1.0
 
     @property
     def kv_dim(self) -> int:
