@@ -33,6 +33,7 @@ from app.api import (
     primer,
     quiz,
     run_pages,
+    run_stragglers,
     runs,
     scenario,
     trace,
@@ -115,6 +116,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(views.router)
     app.include_router(trace.router)
     app.include_router(runs.router)
+    app.include_router(run_stragglers.router)
     app.include_router(metrics.router)
     app.include_router(ingest.router)
     app.include_router(viewers.router)
