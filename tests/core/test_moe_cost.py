@@ -106,3 +106,21 @@ def test_a_dense_model_ignores_the_moe_knobs(query):
     knobs = evaluate(Scenario(**query, experts=0, top_k=2, expert_ffn=512, routing_imbalance=3.0))
     assert _numbers(base) == _numbers(knobs)
     assert shapes.layer_mix(MODELS[query["model"]]) == ((1.0, MODELS[query["model"]]),)
+
+
+def test_expert_optimizer_state_shards_over_the_expert_data_group():
+    """ZeRO-1: each rank keeps experts/ep experts' Adam state sharded over dp x cp / ep ranks
+    (Megatron's expert-data-parallel group), so its bytes are total experts / dp whatever ep."""
+    rows = []
+    for ep in (1, 2, 4, 8):
+        out = evaluate(Scenario(model="mixtral-8x7b", dp=8, ep=ep, zero=1, **EP5D))
+        rows.append(out["memory"]["per_stage"][0]["optimizer_bytes"])
+    assert rows == pytest.approx([rows[0]] * 4, rel=1e-6)
+    # Without ZeRO, optimizer state falls with ep as the weights do.
+    plain = [
+        evaluate(Scenario(model="mixtral-8x7b", dp=8, ep=ep, **EP5D))["memory"]["per_stage"][0][
+            "optimizer_bytes"
+        ]
+        for ep in (1, 8)
+    ]
+    assert plain[1] < plain[0] / 4

@@ -30,6 +30,7 @@ from app.core.cost.memory_states import (  # noqa: F401
     chunk_params,
     embedding_params,
     end_params,
+    expert_params_per_layer,
     grad_parts,
     head_params,
     layer_matmul_params,
@@ -133,6 +134,26 @@ def _rates(m: ModelSpec, t: Training, dp: int, tp: int) -> tuple:
     )  # fmt: skip
 
 
+def _expert_states(
+    m: ModelSpec, t: Training, dp: int, tp: int, n: int, states: tuple, share: float
+) -> tuple:
+    """``states`` with the rank's expert weights sharded by ZeRO over the expert-data-parallel
+    group, dp x cp / ep ranks, instead of dp (Megatron-LM parallel_state.py: the expert grid's
+    edp group; distributed optimizer shards expert parameters over it)."""
+    edp = max(1, dp * t.cp // m.expert_shards)
+    if edp == dp:
+        return states
+    experts = n * expert_params_per_layer(m) // tp
+    (w, g, o), (we, ge, oe) = state_bytes_per_param(t, dp), state_bytes_per_param(t, edp)
+    dg = experts * (ge - g)
+    return (
+        states[0] + experts * (we - w),
+        states[1] + dg * share,
+        states[2] + dg * (1.0 - share),
+        states[3] + experts * (oe - o),
+    )
+
+
 def _root_params(m: ModelSpec, emb: bool, head: bool) -> int:
     """The embedding and the head a rank holds (a tied head beside its embedding: the norm)."""
     n = embedding_params(m) if emb else 0
@@ -197,6 +218,8 @@ def stage_memory(
             unit = max(units[0], units[1] if holds_emb else 0, units[2] if holds_head else 0)
             gather = gather_bytes(unit // tp, params, t, dp)
         states = params * w, params * g * share, params * g * (1.0 - share), params * o
+        if m.experts:
+            states = _expert_states(m, t, dp, tp, sum(layers[stage]), states, share)
         act, extra = act_layer * kept, max(again - loss, 0.0)
         at_end = max(roots[holds_emb, holds_head] - (act + loss + extra), 0.0)
         allocated = sum(states) + act + gather + loss + extra + at_end

@@ -29,6 +29,12 @@ def moe_mlp_params(m: ModelSpec) -> int:
     return m.hidden * m.experts + (m.shared_experts + local) * one
 
 
+def expert_params_per_layer(m: ModelSpec) -> float:
+    """The routed experts one EP rank holds, per layer of the mean layer (layer_params')."""
+    one = (3 if m.gated_mlp else 2) * m.hidden * m.moe_width
+    return m.moe_layers / m.layers * (m.experts // m.expert_shards) * one
+
+
 def layer_params(m: ModelSpec) -> int:
     """Parameters of one layer; a mixture of experts: the mean over its dense and MoE
     layers (shapes.layer_mix), as one EP rank holds them."""
