@@ -1,12 +1,13 @@
 """The planner's CPU seconds in this tree beside another revision's, in one run.
 
-    python bench/bench_plan_revision.py [--base REV] [--rounds 5]
+    python bench/bench_plan_revision.py [--base REV] [--head REV] [--rounds 5]
 
 Target (issue 23): GPT-3 175B on 1,024 GPUs under 1 s. Each round runs every query once in a
 fresh process per tree, the two trees alternating so a busy neighbour's drift falls on both;
 a figure is that process's CPU time for one plan() after its imports (cold caches, as a
 server's first request of that shape). Printed: the median of the rounds per tree and
-head/base (< 1: this tree is faster). --base defaults to the planner before planner_pass.
+head/base (< 1: this tree is faster). --base defaults to the planner before planner_pass;
+--head REV times that revision instead of the working tree (others' uncommitted edits apart).
 """
 
 from __future__ import annotations
@@ -52,11 +53,13 @@ def one(tree: Path, query: tuple) -> dict:
 def main() -> None:
     args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     args.add_argument("--base", default=BASE)
+    args.add_argument("--head", default=None)
     args.add_argument("--rounds", type=int, default=5)
     a = args.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        base = unpack(a.base, Path(tmp), "app")
-        trees = {"this tree": ROOT, a.base: base}
+        base = unpack(a.base, Path(tmp) / "base", "app")
+        head = ROOT if a.head is None else unpack(a.head, Path(tmp) / "head", "app")
+        trees = {"this tree": head, a.base: base}
         for query in QUERIES:
             cpu: dict[str, list[float]] = {name: [] for name in trees}
             for _ in range(a.rounds):
@@ -64,11 +67,11 @@ def main() -> None:
                     got = one(tree, query)
                     cpu[name].append(got["cpu"])
             med = {name: statistics.median(xs) for name, xs in cpu.items()}
-            head, old = med["this tree"], med[a.base]
+            new, old = med["this tree"], med[a.base]
             print(f"{query[0]} on {query[2]} x {query[1]}, batch {query[3]} "
-                  f"({got['searched']} configurations): this tree {head:.3f} CPU-s, "
-                  f"{a.base} {old:.3f} CPU-s, head/base {head / old:.2f} "
-                  f"(x{old / head:.1f} faster), median of {a.rounds}")  # fmt: skip
+                  f"({got['searched']} configurations): {a.head or 'this tree'} {new:.3f} CPU-s, "
+                  f"{a.base} {old:.3f} CPU-s, head/base {new / old:.2f} "
+                  f"(x{old / new:.2f} faster), median of {a.rounds}")  # fmt: skip
 
 
 if __name__ == "__main__":

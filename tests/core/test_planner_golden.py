@@ -2,16 +2,19 @@
 what it answered before planner_pass.py priced the candidates faster: the speed-up must not
 change one answer. planner_golden.json was written by plan() as at commit 1837c93 (this
 project's own output; request = model, hardware, gpus, global batch, top, headroom).
-Regenerate it only with a change that means to move the planner's answers."""
+Regenerate it only with a change that means to move the planner's answers, and say so:
+    python tests/core/test_planner_golden.py --write"""
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from app.core.evaluate.planner import plan
 
-GOLDEN = json.loads((Path(__file__).parent / "planner_golden.json").read_text())
+FIXTURE = Path(__file__).parent / "planner_golden.json"
+GOLDEN = json.loads(FIXTURE.read_text())
 
 
 @pytest.mark.timeout(120)
@@ -22,3 +25,9 @@ def test_plan_equals_the_answer_before_the_fast_pass(case):
     # Through JSON as the API sends it; floats round-trip exactly, so == is bit for bit.
     assert json.loads(json.dumps(got)) == case["result"]
     assert case["result"]["results"], "a request with no fitting row checks too little"
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
+    cases = [{"request": c["request"], "result": plan(*c["request"][:5], headroom=c["request"][5])}
+             for c in GOLDEN]  # fmt: skip
+    FIXTURE.write_text(json.dumps(cases, indent=1, sort_keys=True))

@@ -10,7 +10,8 @@ candidate against estimate, and test_planner_golden.py whole plans against the c
   first stage, the head stage and, per distinct (parameters, layers) row among the others,
   the one keeping the most are priced: the peak is the largest of those;
 - the candidates sharing a Training and (dp, tp), all schedules and pipeline depths, are
-  priced in one stage_memory call, each stage a row that says which ends it holds;
+  priced in one stage_memory call, each stage a row that says which ends it holds and
+  what it keeps (the split-backward frontier's peak worked out here, as stage_memory does);
 - what depends on fewer knobs than a candidate (the held model, the layout, the split, the
   in-flight closed forms, parameters, the rows picked, durations, the tail) is computed
   once per key.
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.core.cost import durations, memory, shapes, step
-from app.core.evaluate.planner_forms import DEFERRED_W, frontier, makespan, peak_inflight
+from app.core.evaluate.planner_forms import frontier, makespan, peak_inflight
 from app.core.evaluate.planner_search import GIB, Candidate
 from app.core.inputs.presets import HardwareSpec, ModelSpec
 from app.core.inputs.training import Training
@@ -58,14 +59,12 @@ class Pass:
 
     def peaks(self, pool: list[Candidate]) -> list[float]:
         """peak() of every candidate, priced with one memory.stage_memory call per group of
-        candidates sharing a Training and a mesh width (dp, tp), the schedules apart: a
-        stage's row says which ends it holds (``ends``) and what it keeps (``held``, or the
-        ``frontier`` of split-backward schedules), so rows of many pipelines price together
-        and the call's per-call work (rates, floor, W share) is paid once per group."""
+        candidates sharing a Training and a mesh width (dp, tp), all schedules and depths
+        together: a stage's row says which ends it holds (``ends``) and what it keeps
+        (``held``), so the call's per-call work (rates, floor) is paid once per group."""
         groups: dict[tuple, list[int]] = {}
         for i, c in enumerate(pool):
-            split_w = frontier_schedule(c.schedule)
-            groups.setdefault((c.dp, c.tp, *_training_key(c), split_w), []).append(i)
+            groups.setdefault((c.tp, *_training_key(c)), []).append(i)
         out = [0.0] * len(pool)
         for members in groups.values():
             self._price(pool, members, out)
@@ -89,65 +88,42 @@ class Pass:
             for into, part in zip(rows, block, strict=True):
                 into.extend(part)
         n = len(rows[0])
-        split_w = frontier_schedule(c.schedule)
         stages = memory.stage_memory(
-            m, t, (c.dp, c.tp, n), 1, n - 1, [0] * n, rows[0], None if split_w else rows[2],
-            rows[3], rows[2] if split_w else None, rows[1], hw=self.hw,
+            m, t, (c.dp, c.tp, n), 1, n - 1, [0] * n, rows[0], rows[2], rows[3], None,
+            rows[1], hw=self.hw,
         )  # fmt: skip
         for i, start, count in spans:
             out[i] = max(s.total_bytes for s in stages[start : start + count])
 
     def _block(self, c: Candidate) -> tuple[list, list, list, list]:
         """The rows (layers, parameters, what is kept, ends held) of the stages of ``c``
-        that can hold its peak (_rows)."""
+        that can hold its peak."""
         t, m, micro, split = self._parts(c)
-        held, inflight, params = self._shape(c, m, micro, split)
-        chosen = self._rows(c, t, m, split, params, held, inflight)
+        shape = (c.schedule, c.pp, c.v, micro)
+        held = self._cached(("frontier", *shape), lambda: frontier(c, micro, split))
+        params = self._params(c, m, split)
+        # What each stage keeps, as memory.stage_memory reckons it: the split-backward
+        # frontier's peak at w_pass_share, else in-flight micro-batches x its largest chunk.
+        if held is not None:
+            share = self._cached(("w_share", c.tp, c.mbs, c.recompute, c.sp), lambda: (
+                memory.w_pass_share(m, t, c.tp)))  # fmt: skip
+            kept = [max(f + share * w for f, w in row) for row in held]
+        else:
+            inflight = peak_inflight(c, micro)
+            kept = [inflight[s] * max(split[s]) for s in range(c.pp)]
+        chosen = _rows(c.pp, split, params, kept)
         return (
             [split[s] for s in chosen],
             [params[s] for s in chosen],
-            [held[s] if held is not None else inflight[s] * max(split[s]) for s in chosen],
+            [kept[s] for s in chosen],
             [[(s == 0, s == c.pp - 1)] for s in chosen],
         )
-
-    def _shape(
-        self, c: Candidate, m: ModelSpec, micro: int, split: list[list[int]]
-    ) -> tuple[list | None, list[int], list[int]]:
-        """The schedule's frontier (split backward) or in-flight counts, and the parameters."""
-        shape = (c.schedule, c.pp, c.v, micro)
-        held = self._cached(("frontier", *shape), lambda: frontier(c, micro, split))
-        inflight = self._cached(("inflight", *shape), lambda: peak_inflight(c, micro))
-        return held, inflight, self._params(c, m, split)
 
     def peak(self, c: Candidate) -> float:
         """estimate's peak_bytes: the largest stage total of memory.stage_memory."""
         out = [0.0]
         self._price([c], [0], out)
         return out[0]
-
-    def _rows(
-        self, c: Candidate, t: Training, m: ModelSpec, split: list[list[int]],
-        params: list[int], held: list | None, inflight: list[int],
-    ) -> list[int]:  # fmt: skip
-        """The stages whose totals can be the peak: the first, the last (the head's), and of
-        the middle stages with the same parameters and layers the one keeping the most
-        activations (memory.stage_memory: kept = inflight x its largest chunk, or the
-        frontier's peak at w_pass_share; a middle stage holds no root unit, so its total
-        rises with kept)."""
-        if c.pp <= 2:
-            return list(range(c.pp))
-        if held is not None:
-            share = self._cached(("w_share", c.tp, c.mbs, c.recompute, c.sp), lambda: (
-                memory.w_pass_share(m, t, c.tp)))  # fmt: skip
-            kept = [max(f + share * w for f, w in row) for row in held]
-        else:
-            kept = inflight
-        best: dict[tuple, int] = {}
-        for s in range(1, c.pp - 1):
-            key = (params[s], tuple(split[s]))
-            if key not in best or kept[s] > kept[best[key]]:
-                best[key] = s
-        return [0, *sorted(best.values()), c.pp - 1]
 
     def tokens_per_s(self, c: Candidate) -> float:
         """estimate's tokens_per_s: the closed-form makespan plus the tail."""
@@ -175,6 +151,15 @@ def _training_key(c: Candidate) -> tuple:
             c.param_overlap)  # fmt: skip
 
 
-def frontier_schedule(name: str) -> bool:
-    """Whether planner_forms.frontier prices this schedule (split backward)."""
-    return name in DEFERRED_W
+def _rows(pp: int, split: list[list[int]], params: list[int], kept: list) -> list[int]:
+    """The stages whose totals can be the peak: the first, the last (the head's), and of the
+    middle stages with the same parameters and layers the one keeping the most (in
+    memory.stage_memory a middle stage holds no root unit, so its total rises with kept)."""
+    if pp <= 2:
+        return list(range(pp))
+    best: dict[tuple, int] = {}
+    for s in range(1, pp - 1):
+        key = (params[s], tuple(split[s]))
+        if key not in best or kept[s] > kept[best[key]]:
+            best[key] = s
+    return [0, *sorted(best.values()), pp - 1]
