@@ -21,16 +21,17 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Res
 from starlette.concurrency import run_in_threadpool
 
 from app.api import costs
+from app.api.json_chunks import json_pieces
 from app.api.limits import BUSY, Admission, heavy
 from app.api.read_access import UNAUTHORIZED, require_read
 from app.core.inputs.protocol import (
     MAX_STEP,
     MAX_STEP_EVENTS,
     RUN_NAME_PATTERN,
-    ProbeRecord,
     RunInfo,
     oversize,
 )
+from app.core.inputs.protocol_fast import parse_stored_record
 from app.errors import responses
 from app.i18n.lang import query_lang
 from app.live import analysis, verdict
@@ -190,11 +191,13 @@ async def get_steps(
 
 
 def _steps(live: Live, run: str, since: int, limit: int) -> bytes:
-    """The page encoded here, on the compute thread: an async route's dict would be encoded
-    on the event loop."""
-    records, next_since = live.reader.steps(run, since, limit)
-    page = {"run": run, "since": since, "records": records, "next_since": next_since}
-    return json.dumps(page, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+    """The page spliced from the stored records' own JSON, on the compute thread: parsing
+    each record and dumping the page held the GIL for one C call per record and one for
+    the whole page, stalling the event loop (issue 26 item 2)."""
+    texts, next_since = live.reader.steps_text(run, since, limit)
+    head = json.dumps({"run": run, "since": since}, separators=(",", ":"))[:-1]
+    tail = f'],"next_since":{json.dumps(next_since)}}}'
+    return "".join((head, ',"records":[', ",".join(texts), tail)).encode()
 
 
 @router.get(
@@ -247,6 +250,8 @@ def _analysis_key(live: Live, run: str, step: int | None, window: int) -> tuple[
 def _analyse(live: Live, info: RunInfo, key: tuple, hardware) -> bytes:
     run, step, window, _ = key
     texts = live.reader.window(run, max(step - window + 1, 0), step)
-    records = [ProbeRecord.model_validate_json(t) for t in texts]
+    # msgspec, and the view in pieces: pydantic's parse of one 7,200-event record and one
+    # json.dumps of the whole view each held the GIL, and so the event loop (issue 26 item 2).
+    records = [parse_stored_record(t) for t in texts]
     view = analysis.analyse(info, records, step, hardware)
-    return json.dumps(view, separators=(",", ":"), allow_nan=False).encode()
+    return b"".join(json_pieces(view))
