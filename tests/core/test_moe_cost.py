@@ -124,3 +124,32 @@ def test_expert_optimizer_state_shards_over_the_expert_data_group():
         for ep in (1, 8)
     ]
     assert plain[1] < plain[0] / 4
+
+
+@pytest.mark.parametrize(
+    ("name", "total", "active"),
+    [
+        # Model cards: Mixtral 8x7B 46.7B total / 12.9B active (Jiang et al. 2024 §2: 47B,
+        # 13B); 8x22B 141B / 39B (mistral.ai/news/mixtral-8x22b); Qwen3-30B-A3B 30.5B / 3.3B
+        # and Qwen3-235B-A22B 235B / 22B (their Hugging Face model cards).
+        ("mixtral-8x7b", 46.7e9, 12.9e9),
+        ("mixtral-8x22b", 141e9, 39e9),
+        ("qwen3-30b-a3b", 30.5e9, 3.3e9),
+        ("qwen3-235b-a22b", 235e9, 22e9),
+    ],
+)
+def test_moe_presets_have_their_published_total_and_active_parameters(name, total, active):
+    m = MODELS[name]
+    assert total_params(m) == pytest.approx(total, rel=0.01)
+    # Active: the same model with top_k experts' width as one dense MLP (router left out).
+    dense = replace(m, experts=0, ffn_hidden=m.top_k * m.moe_width)
+    assert total_params(dense) == pytest.approx(active, rel=0.02)
+
+
+def test_head_dim_widens_the_attention_only_where_given():
+    m = MODELS["qwen3-30b-a3b"]
+    assert (m.q_dim, m.kv_dim, m.head_size) == (32 * 128, 4 * 128, 128)
+    llama = MODELS["llama3-8b"]
+    assert (llama.q_dim, llama.head_size) == (llama.hidden, llama.hidden // llama.heads)
+    out = evaluate(Scenario(model="qwen3-30b-a3b", dp=8, ep=8, **EP5D))
+    assert out["compute"]["params_total"] == total_params(m)

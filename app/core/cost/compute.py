@@ -99,7 +99,7 @@ def _attention_core_s(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> t
         forward = 0.5 * flops / (peak * 1e12 * fraction)
         return forward, 2.5 * forward
     heads = t.micro_batch_size * m.heads // tp
-    d = m.hidden // m.heads
+    d = m.head_size
     # Megatron-LM CoreAttention (core/transformer/dot_product_attention.py): one baddbmm over
     # the b x a/t heads for QK^T and one bmm for the scores x V, not a GEMM per head.
     q, s = rank_seq(m, t), m.seq_len  # a CP rank's queries against every key
@@ -122,7 +122,7 @@ def elementwise_bytes(m: ModelSpec, t: Training, tp: int) -> float:
     residuals = 2 * (3 * e + 1) * spread  # read x and residual, write y and a 1-byte mask
     ffn = tokens * m.ffn_hidden / tp
     act = 3 * e * ffn if m.gated_mlp else 2 * e * ffn  # SwiGLU reads gate and up
-    rope = 0 if m.learned_positions else 2 * e * tokens * (h + 2 * m.kv_dim) / tp
+    rope = 0 if m.learned_positions else 2 * e * tokens * (m.q_dim + 2 * m.kv_dim) / tp
     return norms + residuals + act + rope
 
 

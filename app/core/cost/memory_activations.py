@@ -47,7 +47,8 @@ def layer_bytes(m: ModelSpec, t: Training) -> LayerBytes:
     norm = 6.0 if t.eager_rmsnorm else 2.0 * wide
     whole = 2.0 * norm * h + 4.0 * h + masks  # norm inputs; attention and MLP inputs
     mlp = _mlp(m, t, f) if not m.experts else _moe_mlp(m, t)
-    split = 2.0 * h + 4.0 * k + 2.0 * h + mlp  # Q, K and V, projection input, MLP
+    q = m.q_dim  # h unless head_dim says otherwise
+    split = 2.0 * q + 4.0 * k + 2.0 * q + mlp  # Q, K and V, projection input, MLP
     # Korthikanti §4.1: softmax output 2as, its dropout mask as and output 2as (5as with
     # dropout); Dao et al. 2022 §3.1: flash attention stores none of them.
     # Under autocast the softmax output and the dropout's output are fp32: 4as + as + 4as.
@@ -84,7 +85,8 @@ def _op_sac_bytes(m: ModelSpec, t: Training, tp: int) -> float:
     h, f, k = m.hidden, m.ffn_hidden, m.kv_dim
     sp = t.sequence_parallel and tp > 1
     kept = 2.0 * h / (tp if sp else 1)  # the checkpointed layer's input
-    kept += (2.0 * h + 2.0 * k + 2.0 * h + 2.0 * f) / tp  # wq, wv, attention output, w1/fc1
+    q = m.q_dim
+    kept += (2.0 * q + 2.0 * k + 2.0 * q + 2.0 * f) / tp  # wq, wv, attention output, w1/fc1
     if m.gated_mlp:
         kept += 2.0 * h  # w2's output: whole h (under TP, the partial sums before the reduce)
     if sp and t.sac_saves_reduce_scatter:

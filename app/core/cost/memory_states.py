@@ -15,7 +15,8 @@ Ends = tuple[bool, bool] | None  # (holds the embedding, holds the head) of one 
 
 def layer_matmul_params(m: ModelSpec) -> int:
     h, f = m.hidden, m.ffn_hidden
-    attn = h * (h + 2 * m.kv_dim) + h * h  # QKV (K, V at kv_dim under GQA) and output
+    q = m.q_dim  # h unless head_dim says otherwise
+    attn = h * (q + 2 * m.kv_dim) + q * h  # QKV (K, V at kv_dim under GQA) and output
     mlp = (3 if m.gated_mlp else 2) * h * f  # SwiGLU has gate, up and down
     return attn + (moe_mlp_params(m) if m.experts else mlp)
 

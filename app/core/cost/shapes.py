@@ -82,8 +82,8 @@ def layer_gemms(m: ModelSpec, tokens: int, tp: int) -> list[Gemm]:
     h, f = m.hidden, m.ffn_hidden
     up = 2 if m.gated_mlp else 1  # SwiGLU's gate and up projections (Shazeer 2020 eq. 6)
     attention = [
-        Gemm(tokens, (h + 2 * m.kv_dim) // tp, h),  # fused QKV
-        Gemm(tokens, h, h // tp),  # attention output projection
+        Gemm(tokens, (m.q_dim + 2 * m.kv_dim) // tp, h),  # fused QKV
+        Gemm(tokens, h, m.q_dim // tp),  # attention output projection
     ]
     if m.experts:
         return attention + moe_gemms(m, tokens, tp)
@@ -120,7 +120,7 @@ def logits_gemm(m: ModelSpec, tokens: int, tp: int) -> Gemm:
 
 def attention_flops(m: ModelSpec, tokens: int, tp: int) -> float:
     # Narayanan et al. 2021 eq. 3: QK^T and attention x V, 4bs^2h over the layer's heads.
-    return 4.0 * tokens * m.seq_len * m.hidden / tp
+    return 4.0 * tokens * m.seq_len * m.q_dim / tp
 
 
 def even_chunk_layers(m: ModelSpec, pp: int, chunks: int) -> list[list[int]]:

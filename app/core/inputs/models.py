@@ -41,12 +41,26 @@ class ModelSpec:
     # Expert-parallel degree the model is held at (cost.shapes.as_held): each rank keeps
     # experts / expert_shards of every MoE layer's experts. 1 = the whole model.
     expert_shards: int = 1
+    # Attention head width when it is not hidden / heads (Qwen3's head_dim 128 on h = 2048 and
+    # 4096 in its MoE models); 0: hidden / heads.
+    head_dim: int = 0
     # The busiest expert's tokens over the mean, as the held model runs (Scenario's knob).
     routing_imbalance: float = 1.0
 
     @property
     def kv_dim(self) -> int:
+        if self.head_dim:
+            return self.head_dim * (self.kv_heads or self.heads)
         return self.hidden * (self.kv_heads or self.heads) // self.heads
+
+    @property
+    def q_dim(self) -> int:
+        """The attention's width: Q's columns, the output projection's input."""
+        return self.head_dim * self.heads if self.head_dim else self.hidden
+
+    @property
+    def head_size(self) -> int:
+        return self.head_dim or self.hidden // self.heads
 
     @property
     def moe_width(self) -> int:

@@ -1,8 +1,6 @@
 """The mixture-of-experts presets: ModelSpec with experts (app.core.inputs.models).
 
-Left out, and why: Qwen3-30B-A3B and Qwen3-235B-A22B (Qwen/Qwen3-*-A*B/config.json: head_dim
-128 with 32 and 64 heads, attention 4096 and 8192 wide on h = 2048 and 4096, which ModelSpec's
-head_dim = hidden / heads cannot express, as for Qwen3-32B); DeepSeek-V3 (MLA attention)."""
+Left out, and why: DeepSeek-V3 (MLA attention shapes are not modelled)."""
 
 from __future__ import annotations
 
@@ -23,10 +21,28 @@ def _mixtral(name: str, layers: int, hidden: int, heads: int, ffn: int) -> Model
     )  # fmt: skip
 
 
+def _qwen3_moe(name: str, shape: tuple[int, int, int, int, int]) -> ModelSpec:
+    # Qwen/Qwen3-30B-A3B and -235B-A22B/config.json: Qwen3MoeForCausalLM, num_experts 128,
+    # num_experts_per_tok 8, decoder_sparse_step 1 and mlp_only_layers [] (every layer MoE),
+    # num_key_value_heads 4, head_dim 128 (attention wider than hidden), vocab 151,936,
+    # untied head. seq 4,096 as the dense Qwen3 presets (Qwen3 report §3.2). Not expressed:
+    # q_norm and k_norm (2 x 128 weights per layer).
+    layers, hidden, heads, dense_ffn, expert_ffn = shape
+    return ModelSpec(
+        name, layers, hidden, heads, 4096, 151_936, dense_ffn, gated_mlp=True, kv_heads=4,
+        tied_embeddings=False, learned_positions=False, experts=128, top_k=8,
+        expert_ffn=expert_ffn, head_dim=128,
+    )  # fmt: skip
+
+
 MOE_MODELS: MappingProxyType[str, ModelSpec] = MappingProxyType(
     {
         # (num_hidden_layers, hidden_size, num_attention_heads, intermediate_size)
         "mixtral-8x7b": _mixtral("mixtral-8x7b", 32, 4096, 32, 14336),
         "mixtral-8x22b": _mixtral("mixtral-8x22b", 56, 6144, 48, 16384),
+        # (num_hidden_layers, hidden_size, num_attention_heads, intermediate_size,
+        # moe_intermediate_size)
+        "qwen3-30b-a3b": _qwen3_moe("qwen3-30b-a3b", (48, 2048, 32, 6144, 768)),
+        "qwen3-235b-a22b": _qwen3_moe("qwen3-235b-a22b", (94, 4096, 64, 12288, 1536)),
     }
 )

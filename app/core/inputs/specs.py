@@ -150,7 +150,7 @@ def check_model(s: Scenario, m: ModelSpec) -> None:
             "virtual stage needs one",
             layers=m.layers, pp=s.pp, chunks=s.chunks,
         )  # fmt: skip
-    if m.hidden % m.heads:
+    if m.hidden % m.heads and not m.head_dim:
         raise ScenarioError.keyed(
             "heads", "scenario.hidden_heads",
             "hidden ({hidden}) must be divisible by heads ({heads})",
