@@ -28,6 +28,7 @@ from app.core.evaluate.planner_search import GIB, Candidate
 from app.core.inputs.presets import HardwareSpec, ModelSpec
 from app.core.inputs.training import Training
 from app.core.layout.topology import Layout
+from app.core.simulate import Durations
 
 
 class Pass:
@@ -125,6 +126,21 @@ class Pass:
         self._price([c], [0], out)
         return out[0]
 
+    def _stage_durations(
+        self, m: ModelSpec, t: Training, layout: Layout, chunks: int, head: int
+    ) -> list[Durations]:
+        """durations.stage_durations' per-rank means, each distinct row of chunk durations
+        averaged once: a deep pipeline's middle ranks share one row."""
+        per_chunk, _ = durations.chunk_durations(m, self.hw, t, layout, chunks, head)
+        means: dict[tuple, Durations] = {}
+        out = []
+        for row in per_chunk:
+            key = tuple(row)
+            if key not in means:
+                means[key] = Durations.mean(row)
+            out.append(means[key])
+        return out
+
     def tokens_per_s(self, c: Candidate) -> float:
         """estimate's tokens_per_s: the closed-form makespan plus the tail."""
         t, m, micro, split = self._parts(c)
@@ -134,8 +150,8 @@ class Pass:
         # Durations read the ZeRO stage only for ZeRO-3's gathers (durations._gather_s) and
         # never the schedule or the micro-batch count (as in planner_search.estimate).
         mesh = (c.dp, c.tp, c.pp, c.v, c.mbs, c.recompute, c.sp, c.tp_overlap)
-        stage_d, _ = self._cached(("d", *mesh, c.zero >= 3, c.param_overlap), lambda: (
-            durations.stage_durations(m, hw, t, layout, c.v, c.pp - 1)))  # fmt: skip
+        stage_d = self._cached(("d", *mesh, c.zero >= 3, c.param_overlap), lambda: (
+            self._stage_durations(m, t, layout, c.v, c.pp - 1)))  # fmt: skip
         slowest = self._cached(("slowest", *mesh, c.zero >= 3, c.param_overlap), lambda: (
             max(stage_d, key=lambda d: d.f + d.b + d.w)))  # fmt: skip
         rank_params = max(self._params(c, m, split))
