@@ -50,7 +50,9 @@ def test_a_preset_sends_its_head_before_any_work_and_each_column_after_its_own(m
 
 def test_a_refused_explicit_scenario_is_raised_before_the_head():
     # Valid alone, refused by the core's cross-field rules (Megatron needs SP for the overlap).
-    parts = compare.stream(compare.parse([("s", "dp=2"), ("s", "tp_comm_overlap=true&sequence_parallel=false")]))
+    parts = compare.stream(
+        compare.parse([("s", "dp=2"), ("s", "tp_comm_overlap=true&sequence_parallel=false")])
+    )
     with pytest.raises(compare.CompareError) as err:
         next(parts)
     assert [i.loc for i in err.value.issues] == [("query", "s", 1, "tp_comm_overlap")]
