@@ -7,6 +7,7 @@ import re
 import pytest
 
 from app import i18n
+from app.api import openapi_doc
 from app.core.teach import quiz
 
 SENTENCES = {
@@ -38,8 +39,15 @@ def test_the_api_says_the_same_sentence_and_the_schema_keeps_the_pattern(client,
     assert detail["type"] == f"quiz.{field}_format"
     params = client.get("/openapi.json").json()["paths"]["/api/quiz"]["get"]["parameters"]
     schema = next(p["schema"] for p in params if p["name"] == field)
+    # The document names the quiz's own ids (openapi_doc.quiz_lists), stricter than the
+    # route's format pattern: a value it takes, the route takes; "zzz" neither.
     pattern = quiz.ANSWERS_PATTERN if field == "answers" else quiz.ONLY_PATTERN
-    assert schema["pattern"] == pattern
+    assert schema["pattern"] == openapi_doc.quiz_lists()[field]
+    good = "1a,2b" if field == "answers" else "1,2"
+    for value, ok in ((good, True), ("zzz", False)):
+        assert bool(re.fullmatch(schema["pattern"], value)) is ok
+        assert bool(re.fullmatch(pattern, value)) is ok
+    assert client.get(f"/api/quiz?{field}={good}").status_code == 200
 
 
 def test_the_sentences_are_the_english_catalogues_text():
