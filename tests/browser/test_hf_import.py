@@ -92,7 +92,8 @@ def test_an_uploaded_file_imports_on_the_flow_page_and_keeps_its_view(page, base
     ("text", "words"),
     [
         ('{"architectures": ["BertModel"]}', "architectures: BertModel is not supported"),
-        (json.dumps({**LLAMA32_3B, "num_local_experts": 8}), "num_local_experts"),
+        # Experts without how many each token takes: refused, naming the missing key.
+        (json.dumps({**LLAMA32_3B, "num_local_experts": 8}), "num_experts_per_tok"),
         ("{not json", "not valid JSON"),
     ],
 )
