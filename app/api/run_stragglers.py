@@ -15,18 +15,17 @@ import json
 from functools import partial
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from app.api import costs
 from app.api.limits import BUSY, Admission, heavy
 from app.api.read_access import UNAUTHORIZED, require_read
+from app.api.runs import analysis_key
 from app.core.inputs.protocol import (
     MAX_STEP,
-    MAX_STEP_EVENTS,
     RUN_NAME_PATTERN,
     RunInfo,
-    oversize,
 )
 from app.core.inputs.protocol_fast import parse_stored_record
 from app.core.layout.topology import Layout
@@ -40,8 +39,6 @@ router = APIRouter(
 )
 RunName = Annotated[str, Path(pattern=RUN_NAME_PATTERN, max_length=64)]
 Admit = Annotated[Admission, Depends(heavy)]
-# The analysis's bound (app/api/runs.py): a window parses at most ten of the biggest steps.
-MAX_WINDOW_EVENTS = 10 * MAX_STEP_EVENTS
 AXIS_OF = {"tp": "tp", "dp": "dp", "pp_wait": "pp"}  # a slow link's phase -> its axis
 JSON_BODY = {200: {"content": {"application/json": {"schema": {"type": "object"}}}}}
 
@@ -71,23 +68,9 @@ async def get_stragglers(
 
 
 def _key(live: Live, run: str, step: int | None, window: int) -> tuple[RunInfo, tuple]:
-    row = live.reader.run(run)
-    if row is None:
-        raise HTTPException(404, f"no run named {run!r}")
-    info = RunInfo.model_validate_json(row["info"])
-    if oversize(info):
-        raise HTTPException(422, f"run {run!r} is too large to analyse: {oversize(info)}")
-    if step is None:
-        trend = live.reader.trend(run, limit=1)
-        if not trend:
-            raise HTTPException(404, f"run {run!r} has no steps yet")
-        step = trend[-1]["step"]
-    window = max(1, min(window, MAX_WINDOW_EVENTS // (info.world_size * info.events_cap())))
-    first = max(step - window + 1, 0)
-    key = ("stragglers", run, step, window, live.reader.signature(run, first, step))
-    if not any(s == step for s, _, _ in key[4]):
-        raise HTTPException(404, f"run {run!r} has no records of step {step}")
-    return info, key
+    """The analysis's own key and 404s/422s (runs.analysis_key), kept apart in the cache."""
+    info, key = analysis_key(live, run, step, window)
+    return info, ("stragglers", *key)
 
 
 def _compute(live: Live, info: RunInfo, key: tuple) -> bytes:

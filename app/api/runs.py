@@ -214,7 +214,7 @@ async def get_analysis(
     step: Annotated[int | None, Query(ge=0, le=MAX_STEP)] = None,
     window: Annotated[int, Query(ge=1, le=50)] = 10,
 ) -> Response:
-    info, key = await run_in_threadpool(_analysis_key, live, run, step, window)
+    info, key = await run_in_threadpool(analysis_key, live, run, step, window)
     # Cached encoded, per (run, step, window, the rows read): every viewer following a run
     # asks for the same step within a second, and a hit needs no slot.
     body = live.analyses.get(key)
@@ -226,7 +226,7 @@ async def get_analysis(
     return Response(body, media_type="application/json")
 
 
-def _analysis_key(live: Live, run: str, step: int | None, window: int) -> tuple[RunInfo, tuple]:
+def analysis_key(live: Live, run: str, step: int | None, window: int) -> tuple[RunInfo, tuple]:
     """The run's info and the cache key of its step's analysis: 404s for what is not there."""
     row = _run_or_404(live, run)
     info = RunInfo.model_validate_json(row["info"])
