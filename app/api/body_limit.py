@@ -33,23 +33,29 @@ class TooSlow(HTTPException):
 
 
 class BodyLimit:
-    def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float = 60.0) -> None:
+    def __init__(
+        self, app: ASGIApp, max_bytes: int, timeout_s: float = 60.0, larger: dict | None = None
+    ) -> None:
         self.app, self.max_bytes, self.timeout_s = app, max_bytes, timeout_s
+        # Exact paths with their own cap: the run import's upload (app/api/run_import.py)
+        # streams trace files to disk, so its cap bounds the disk and the time, not memory.
+        self.larger: dict[str, int] = dict(larger or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        cap = self.larger.get(scope["path"], self.max_bytes)
         declared = _content_length(scope)
-        if declared is not None and declared > self.max_bytes:
-            detail = TooLarge(self.max_bytes).detail
+        if declared is not None and declared > cap:
+            detail = TooLarge(cap).detail
             # Connection: close, so the unread body is not taken for the next request.
             headers = {"Connection": "close"}
             await JSONResponse({"detail": detail}, 413, headers)(scope, receive, send)
             return
-        await self.app(scope, self._counting(receive), send)
+        await self.app(scope, self._counting(receive, cap), send)
 
-    def _counting(self, receive: Receive) -> Receive:
+    def _counting(self, receive: Receive, cap: int) -> Receive:
         seen, whole = 0, False
 
         async def counted() -> Message:
@@ -63,8 +69,8 @@ class BodyLimit:
                 raise TooSlow(self.timeout_s) from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise TooLarge(self.max_bytes)
+                if seen > cap:
+                    raise TooLarge(cap)
                 whole = not message.get("more_body", False)
             return message
 
@@ -81,5 +87,8 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-def install(app: FastAPI, max_bytes: int, timeout_s: float = 60.0) -> None:
-    app.add_middleware(BodyLimit, max_bytes=max_bytes, timeout_s=timeout_s)
+def install(
+    app: FastAPI, max_bytes: int, timeout_s: float = 60.0, larger: dict | None = None
+) -> None:
+    """``larger``: exact paths whose bodies may be up to their own cap instead."""
+    app.add_middleware(BodyLimit, max_bytes=max_bytes, timeout_s=timeout_s, larger=larger)

@@ -133,7 +133,7 @@ def report(p: Prepared) -> str:
     return "\n".join(lines)
 
 
-def _prepare_any(args: argparse.Namespace) -> tuple[RunInfo, list[ProbeRecord], str]:
+def prepare_any(args: argparse.Namespace) -> tuple[RunInfo, list[ProbeRecord], str]:
     """Traces (prepare) or logs (import_logs), by the files' one format (log_files)."""
     paths = input_files(args.paths)
     fmt = one_format(paths)
@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
               "ws://HOST:PORT/ws/ingest (wss:// behind TLS)", file=sys.stderr)  # fmt: skip
         return 2
     try:
-        info, records, summary = _prepare_any(args)
+        info, records, summary = prepare_any(args)
         if args.server:
             print(summary, flush=True)
             sent = to_server(args.server, args.token, info, records)

@@ -31,18 +31,24 @@ def to_db(path: Path, info: RunInfo, records: list[ProbeRecord], detail: str) ->
     """Store the run in one transaction (all or nothing); returns the records newly stored."""
     store = Store(path)
     try:
-        why = _conflict(store, info)
-        if why:
-            raise TraceError(why)
-        now = time.time()
-        ranks = sorted({r.rank for r in records})
-        ops = [("hello", (info, rank, 0, now)) for rank in ranks]
-        ops += [("record", (rec, now)) for rec in records]
-        ops += [("status", (info.run, "done", None, "", now)),
-                ("event", (info.run, None, "imported", detail[:2000], now))]  # fmt: skip
-        results = store.transaction(ops)
+        return store_run(store, info, records, detail)
     finally:
         store.close()
+
+
+def store_run(store: Store, info: RunInfo, records: list[ProbeRecord], detail: str) -> int:
+    """``to_db`` on an open store: the server's upload (app/api/run_import.py) calls it on
+    its own store's writer thread, so a CLI import and an upload store alike."""
+    why = _conflict(store, info)
+    if why:
+        raise TraceError(why)
+    now = time.time()
+    ranks = sorted({r.rank for r in records})
+    ops = [("hello", (info, rank, 0, now)) for rank in ranks]
+    ops += [("record", (rec, now)) for rec in records]
+    ops += [("status", (info.run, "done", None, "", now)),
+            ("event", (info.run, None, "imported", detail[:2000], now))]  # fmt: skip
+    results = store.transaction(ops)
     rejected = [r for r in results if isinstance(r, RowRejected)]
     if rejected:
         raise TraceError(f"the store refused {len(rejected)} record(s): {rejected[0]}")

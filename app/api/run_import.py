@@ -1,0 +1,116 @@
+"""``POST /api/runs/import?run=&name=``: a trace or log file uploaded from /runs becomes a run,
+as ``meshscope import-trace`` would store it (issue 25, item 4).
+
+The body is the file itself (``application/octet-stream``; python-multipart is not a
+dependency): one trace, torchtitan JSONL or Megatron log, or a ``.tar`` of several (the page
+packs a multi-file choice into one). Uploads write data, so the ingest token is required,
+as on ``/ws/ingest``, checked before a byte of the body is read. The body streams to a
+private temporary directory, never into memory, and may be up to ``max_import_bytes``
+(413 past it; body_limit lets this path past the small cap of every other body). Reading,
+labelling and aligning are the CLI's own code (app/importers/upload.py) on the thread pool,
+under a heavy slot (app/api/limits.py); the records are stored by the CLI's own transaction
+(app/importers/trace_store.store_run) on the live store's writer thread, so an upload is all
+or nothing, and uploading the same files again stores nothing new.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from functools import partial
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from app.api.ingest import bearer_ok
+from app.api.limits import BUSY, Admission, heavy
+from app.core.inputs.protocol import RUN_NAME_PATTERN
+from app.core.traces import TraceError
+from app.errors import issue, responses, unprocessable
+from app.importers.trace_store import store_run
+from app.importers.upload import name_ok, prepare_upload
+from app.live.services import Live
+
+PATH = "/api/runs/import"
+COST_BYTES = 64 << 20  # a heavy slot per 64 MiB uploaded: ~2 s of parsing, as a big scenario
+router = APIRouter(tags=["runs"])
+Admit = Annotated[Admission, Depends(heavy)]
+Axis = Annotated[int | None, Query(ge=1, le=65536)]
+WHY = {
+    401: "No ingest token shown (Authorization: Bearer TOKEN)",
+    403: "The ingest token is wrong, or this server has none",
+    422: "A parameter is invalid, or the file is refused: `msg` names the file and why",
+    503: "The database is read-only: this server stores nothing",
+}
+
+
+def require_ingest(request: Request) -> None:
+    """The ingest token, as /ws/ingest checks it (constant time), before the body is read."""
+    header = request.headers.get("authorization")
+    if not header:
+        raise HTTPException(401, "an upload needs the ingest token: Authorization: Bearer TOKEN",
+                            headers={"WWW-Authenticate": "Bearer"})  # fmt: skip
+    if not bearer_ok(header, request.app.state.live.token):
+        raise HTTPException(403, "the ingest token is wrong (or this server has none)")
+
+
+@router.post(
+    PATH,
+    summary="Import an uploaded trace, log or .tar of them as a run (the ingest token needed)",
+    dependencies=[Depends(require_ingest)],
+    responses={**responses(401, 403, 413, 422, 503, why=WHY), **BUSY},
+)
+async def import_upload(
+    request: Request,
+    limiter: Admit,
+    run: Annotated[str, Query(pattern=RUN_NAME_PATTERN, max_length=64)],
+    name: Annotated[str, Query(max_length=200, description="the file's name")],
+    dp: Axis = None,
+    tp: Axis = None,
+    pp: Axis = None,
+    order: Annotated[str | None, Query(max_length=64)] = None,
+    gpus_per_node: Annotated[int, Query(ge=1, le=1024)] = 8,
+    schedule: Annotated[str | None, Query(max_length=32)] = None,
+    microbatches: Annotated[int | None, Query(ge=1, le=65536)] = None,
+) -> Any:
+    live: Live = request.app.state.live
+    if live.readonly:
+        raise HTTPException(503, f"the database {live.store.path} is read-only: nothing stored")
+    if not name_ok(name):
+        return unprocessable([issue(["query", "name"], "a plain file name is needed (letters, "
+                                    "digits, . _ + -; no directory)")])  # fmt: skip
+    cap = request.app.state.settings.max_import_bytes
+    layout = dict(dp=dp, tp=tp, pp=pp, order=order, gpus_per_node=gpus_per_node,
+                  schedule=schedule, microbatches=microbatches)  # fmt: skip
+    staged = Path(await run_in_threadpool(tempfile.mkdtemp, None, "meshscope-upload-"))
+    try:
+        size = await _receive(request, staged / name, cap)
+        work = partial(prepare_upload, staged, run, 4 * cap, **layout)
+        info, records, summary = await limiter.run(work, cost=1.0 + size / COST_BYTES)
+        stored = await live.writer.call(store_run, live.store, info, records, summary)
+    except TraceError as err:
+        return unprocessable([issue(["body", name], str(err), "file_refused")])
+    finally:
+        await run_in_threadpool(shutil.rmtree, staged, True)
+    body = {"run": info.run, "url": f"/runs/{info.run}", "bytes": size, "ranks": info.world_size,
+            "records": len(records), "stored": stored, "summary": summary}  # fmt: skip
+    return JSONResponse(body)
+
+
+async def _receive(request: Request, path: Path, cap: int) -> int:
+    """The body, written to ``path`` as it arrives; its size. Each write is one chunk of
+    the socket's (tens of KB) to the page cache: no wait long enough to leave the loop."""
+    size = 0
+    with path.open("wb") as out:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > cap:  # body_limit refuses first; this holds if the path is not set there
+                raise HTTPException(413, f"the upload is larger than {cap} bytes "
+                                    "(MESHSCOPE_MAX_IMPORT_BYTES)")  # fmt: skip
+            out.write(chunk)
+    if size == 0:
+        raise TraceError(f"{path.name}: the upload is empty")
+    return size

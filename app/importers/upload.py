@@ -1,0 +1,112 @@
+"""The file side of an upload on /runs (app/api/run_import.py): the uploaded file, already on
+disk in a private directory, into the run ``meshscope import-trace`` would make of it.
+
+One file comes per upload: a trace, a torchtitan JSONL, a Megatron log, or a ``.tar`` (the
+page packs several chosen files into one). A tar is unpacked flat into the directory, each
+member checked before any byte of it is written: a regular file (no link, no device), a
+plain name the importer reads by its suffix, and no name twice. The directory is then read
+by the CLI's own code (import_trace.prepare_any), so an upload and a CLI import of the same
+files store the same records. Every refusal names the file as the user called it, never
+the private directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import tarfile
+import zlib
+from pathlib import Path, PurePosixPath
+
+from app.core.inputs.protocol import ProbeRecord, RunInfo
+from app.core.traces import TraceError
+from app.importers.import_trace import prepare_any
+from app.importers.log_files import LOG_SUFFIXES, TRACE_SUFFIXES
+from app.importers.trace_tar import is_tar
+
+# A file name as a browser sends it: no directory, no leading dot, nothing a shell or a
+# path would read as more than a name.
+NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+-]{0,199}")
+IMPORTABLE = TRACE_SUFFIXES + LOG_SUFFIXES
+MAX_MEMBERS = 4096  # files in one tar: 1,024 ranks of traces and their logs, with room
+
+
+def name_ok(name: str) -> bool:
+    return bool(NAME.fullmatch(name)) and name not in (".", "..")
+
+
+def unpack(archive: Path, dest: Path, limit: int) -> list[Path]:
+    """The tar's regular files, written flat into ``dest``, at most ``limit`` bytes in all
+    (a .tar.gz may hold far more than it weighs); TraceError naming the member."""
+    seen: dict[str, str] = {}
+    total = 0
+    try:
+        with tarfile.open(archive, mode="r|*") as tar:  # one pass, front to back
+            for member in tar:
+                if member.isdir():
+                    continue
+                where = f"{archive.name}:{member.name}"
+                base = PurePosixPath(member.name).name
+                _check_member(member, where, base, seen)
+                total += member.size  # the header's size, before a byte is written
+                if total > limit:
+                    raise TraceError(f"{where}: the archive unpacks to over {limit} bytes")
+                seen[base] = member.name
+                with tar.extractfile(member) as src, (dest / base).open("wb") as out:
+                    shutil.copyfileobj(src, out, 1 << 20)
+    except (tarfile.TarError, EOFError, zlib.error) as err:
+        raise TraceError(f"{archive.name}: cannot be read as a tar ({err}); a truncated "
+                         "archive?") from err  # fmt: skip
+    if not seen:
+        raise TraceError(f"{archive.name}: holds no files")
+    return [dest / base for base in seen]
+
+
+def _check_member(member: tarfile.TarInfo, where: str, base: str, seen: dict) -> None:
+    if not member.isfile():
+        raise TraceError(f"{where}: not a regular file (a link or a device)")
+    if not name_ok(base) or not base.endswith(IMPORTABLE):
+        raise TraceError(f"{where}: not a trace or log by its name ("
+                         + ", ".join("*" + s for s in IMPORTABLE) + ")")  # fmt: skip
+    if base in seen:
+        raise TraceError(f"{where}: a second file named {base} (also {seen[base]})")
+    if len(seen) >= MAX_MEMBERS:
+        raise TraceError(f"{where}: more than {MAX_MEMBERS} files in one archive")
+
+
+def layout_args(run: str, paths: list[Path], **given) -> argparse.Namespace:
+    """The Namespace import_trace.add_arguments would parse, from the route's fields."""
+    fields = dict(dp=None, tp=None, pp=None, order=None, gpus_per_node=8, schedule=None,
+                  microbatches=None, db=None, server=None, token=None)  # fmt: skip
+    unknown = set(given) - set(fields)
+    if unknown:
+        raise TypeError(f"not an import flag: {sorted(unknown)}")
+    return argparse.Namespace(paths=[str(p) for p in paths], run=run, **{**fields, **given})
+
+
+def prepare_upload(
+    staged: Path, run: str, limit: int, **given
+) -> tuple[RunInfo, list[ProbeRecord], str]:
+    """The run of the one file in ``staged`` (a private directory): info, records, summary;
+    a tar unpacks to at most ``limit`` bytes. TraceError (naming the uploaded file, not
+    ``staged``) when refused."""
+    (upload,) = list(staged.iterdir())
+    try:
+        if is_tar(upload):
+            unpacked = staged / "unpacked"
+            unpacked.mkdir()
+            unpack(upload, unpacked, limit)
+            paths = [unpacked]
+        else:
+            paths = [upload]
+        return prepare_any(layout_args(run, paths, **given))
+    except (TraceError, OSError) as err:
+        raise TraceError(_unstaged(str(err), staged)) from err
+
+
+def _unstaged(text: str, staged: Path) -> str:
+    """``text`` with the private directory's paths cut to the file names the user knows."""
+    for prefix in (staged / "unpacked", staged):
+        text = text.replace(f"{prefix}/", "").replace(str(prefix), "the upload")
+    return text
