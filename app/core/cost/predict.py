@@ -79,22 +79,40 @@ def what_if(
     layout: Layout,
     memory_args: tuple,
     hw: HardwareSpec | None = None,
+    known: tuple[list[memory.StageMemory], float] | None = None,
     **change,
 ) -> WhatIf:
     """The peak-memory GPU and its TP bytes with ``change`` applied to the training (the
     advice's numbers for recompute and mixed precision); memory_args = stage_memory's rest,
-    ``hw`` the hardware whose memory floor the peak carries."""
+    ``hw`` the hardware whose memory floor the peak carries; ``known``: the stages and TP
+    bytes of ``t`` itself, reused when ``change`` leaves it as it is (bf16 on a bf16 step)."""
     t2 = replace(t, **change)
-    stages = memory.stage_memory(m, t2, *memory_args, hw=hw)
-    top = max(stages, key=lambda st: st.total_bytes)
     chunks, layers = memory_args[1], memory_args[4]
-    rank_params = max(st.params for st in stages)
-    tp_b = comm.step_comm_bytes(m, t2, layout, chunks, rank_params, layers)["tp_bytes"]
+    if known is not None and t2 == t:
+        stages, tp_b = known
+    else:
+        stages = memory.stage_memory(m, t2, *memory_args, hw=hw)
+        rank_params = max(st.params for st in stages)
+        tp_b = comm.step_comm_bytes(m, t2, layout, chunks, rank_params, layers)["tp_bytes"]
+    top = max(stages, key=lambda st: st.total_bytes)
     again = recomputed_layers(m, t, layers), recomputed_layers(m, t2, layers)
     ratio = flops.hardware_flops(m, 1, t2.recompute, again[1]) / flops.hardware_flops(
         m, 1, t.recompute, again[0]
     )
     return WhatIf(top.total_bytes, top.activations_bytes, tp_b, ratio)
+
+
+def _frontier(
+    s: Scenario, timeline: Timeline, layers: list[list[int]], cache: dict | None
+) -> list[list[tuple[int, int]]]:
+    """memory.held_frontier, once per (schedule, pp, microbatches, v, layers) in ``cache``."""
+    if cache is None:
+        return memory.held_frontier(timeline.events, layers)
+    key = ("frontier", s.schedule, s.pp, s.microbatches, s.virtual_stages,
+           tuple(map(tuple, layers)))  # fmt: skip
+    if key not in cache:
+        cache[key] = memory.held_frontier(timeline.events, layers)
+    return cache[key]
 
 
 def price(
@@ -105,7 +123,11 @@ def price(
     layout: Layout,
     pipe: Pipeline,
     actions: list[list[Action]],
+    cache: dict | None = None,
 ) -> Costed:
+    """``cache``: one caller's dict (one plan's, evaluate.one_scenario.prepare) keeping the
+    split-backward frontier by the pipeline's shape: it reads each rank's actions in order
+    (Timeline.events) and the layers, never the durations."""
     layers, ends, head = pipe.layers, pipe.ends, pipe.head_rank
     # Ranks hold and compute the padded vocabulary; the model's FLOPs (MFU) count its own.
     m, given = shapes.as_held(m, s.tp, t.vocab_multiple, s.ep, s.routing_imbalance), m
@@ -120,7 +142,7 @@ def price(
     par = (s.dp, s.tp, s.pp)
     # Split backward: B's keep what their W's need until the W (Qi et al. 2024 Table 1 M_W).
     split = s.schedule in SPLIT_BACKWARD
-    frontier = memory.held_frontier(timeline.events, layers) if split else None
+    frontier = _frontier(s, timeline, layers, cache) if split else None
     memory_args = (par, s.chunks, head, timeline.peak_inflight, layers, held, ends, frontier)
     stages = memory.stage_memory(m, t, *memory_args, hw=hw)
     rank_params = max(st.params for st in stages)
@@ -142,7 +164,8 @@ def price(
     passes = max(sum(n * t.chunk_passes(n) for n in row) for row in layers) / max(
         max(sum(row) for row in layers), 1
     )
-    bf16 = what_if(m, t, layout, memory_args, hw, dtype="bf16")
+    comm_bytes = comm.step_comm_bytes(m, t, layout, s.chunks, rank_params, layers)
+    bf16 = what_if(m, t, layout, memory_args, hw, (stages, comm_bytes["tp_bytes"]), dtype="bf16")
     return Costed(
         training=t,
         timeline=timeline,
@@ -150,7 +173,7 @@ def price(
         rank_durations=rank_d,
         tp_pass_s=tp_pass,
         stages=stages,
-        comm_bytes=comm.step_comm_bytes(m, t, layout, s.chunks, rank_params, layers),
+        comm_bytes=comm_bytes,
         links=links_of(layout, hw),
         tail=tail,
         step_s=timeline.makespan + tail.dp_s + tail.optim_s,

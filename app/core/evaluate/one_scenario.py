@@ -105,15 +105,28 @@ def _check_fb_time(s: Scenario) -> None:
 
 
 def prepare(
-    s: Scenario, hardware: Registry = HARDWARE
+    s: Scenario, hardware: Registry = HARDWARE, cache: dict | None = None
 ) -> tuple[Layout, list[list[schedules.Action]], prediction.Prediction]:
-    """Validate, then lay out, schedule and cost one scenario (no JSON of the layout)."""
-    layout, actions, cost, _ = _staged(s, hardware, None)
+    """Validate, then lay out, schedule and cost one scenario (no JSON of the layout).
+    ``cache``: a dict owned by one caller pricing many scenarios (one plan), in which what
+    depends on the pipeline's shape alone (the actions, the split-backward frontier) is kept
+    by that shape; its readers never change them."""
+    layout, actions, cost, _ = _staged(s, hardware, None, cache)
     return layout, actions, cost
 
 
+def _built(s: Scenario, cache: dict | None) -> list[list[schedules.Action]]:
+    """schedules.build, once per (schedule, pp, microbatches, v) in ``cache``."""
+    key = ("actions", s.schedule, s.pp, s.microbatches, s.virtual_stages)
+    if cache is None:
+        return schedules.build(*key[1:])
+    if key not in cache:
+        cache[key] = schedules.build(*key[1:])
+    return cache[key]
+
+
 def _staged(
-    s: Scenario, hardware: Registry, teaching: DurationsLike | None
+    s: Scenario, hardware: Registry, teaching: DurationsLike | None, cache: dict | None = None
 ) -> tuple[Layout, list[list[schedules.Action]], prediction.Prediction, Timeline | None]:
     """One scenario through the stages, each entered once and in order: layout, schedules
     (the checks on the order, the actions, the placement), simulate (the teaching-unit
@@ -128,9 +141,9 @@ def _staged(
     specs.check_model(s, model)
     parallel_axes.check_sequence(s, model.seq_len)
     pipe = pipeline.plan(s.schedule, s.pp, s.virtual_stages, model.layers, s.layer_split)
-    actions = schedules.build(s.schedule, s.pp, s.microbatches, s.virtual_stages)
+    actions = _built(s, cache)
     shown = None if teaching is None else simulate(s.schedule, actions, teaching, s.virtual_stages)
-    costed = predict.price(s, model, hw, specs.training_of(s), layout, pipe, actions)
+    costed = predict.price(s, model, hw, specs.training_of(s), layout, pipe, actions, cache=cache)
     return layout, actions, prediction.sections(s, model, hw, layout, pipe, costed), shown
 
 
