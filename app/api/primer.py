@@ -95,6 +95,25 @@ def zero_links(params: dict[str, str]) -> list[tuple[int, str]]:
     return [(z, urlencode({**base, **({"zero": str(z)} if z else {})})) for z in range(4)]
 
 
+# A mixture of experts small enough to read: Mixtral 8x7B's 8 experts over 4 EP ranks, folded
+# over dp x cp as Megatron's tp-cp-ep-dp-pp order does (app/core/layout/mesh.py).
+EP_EXAMPLE = {"model": "mixtral-8x7b", "dp": "4", "tp": "2", "pp": "1", "ep": "4",
+              "order": "megatron-5d"}  # fmt: skip
+
+
+def cp_ep_links(params: dict[str, str]) -> dict[str, str]:
+    """The same page with cp toggled between 1 and 2 (from rank 0: the world changes), and a
+    mixture-of-experts example that keeps the language and the hardware."""
+    base = {k: v for k, v in params.items() if k not in {"cp", "step", "rank"}}
+    cp_on = params.get("cp", "1") not in {"", "1"}
+    keep = {k: v for k, v in params.items() if k in {"lang", "hardware"}}
+    return {
+        "cp": urlencode(base if cp_on else {**base, "cp": "2"}),
+        "cp_to": "1" if cp_on else "2",
+        "ep": urlencode({**keep, **EP_EXAMPLE, "group": "dp"}),
+    }
+
+
 router = APIRouter(tags=["primer"])
 
 
@@ -131,6 +150,7 @@ def make_page_router() -> APIRouter:
             scenario_query=urlencode(scen),
             hidden=hidden,
             zero_links=zero_links(params),
+            cp_ep_links=cp_ep_links(params),
         )  # fmt: skip
 
     return pages

@@ -7,6 +7,7 @@ import { tr } from "./i18n.js";
 import { drawRing, ringFacts } from "./primer_ring.js";
 import { drawZero } from "./primer_zero.js";
 import { drawMemory } from "./primer_memory.js";
+import { drawCpEp } from "./primer_cpep.js";
 
 const data = JSON.parse(document.getElementById("page-data").textContent);
 const $ = (id) => document.getElementById(id);
@@ -59,6 +60,7 @@ function main() {
     stepper(primer);
     drawZero(primer);
     drawMemory(primer);
+    drawCpEp(primer);
   }
   document.body.dataset.ready = "primer";
 }

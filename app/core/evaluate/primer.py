@@ -16,6 +16,7 @@ from app.core.inputs.hardware import HARDWARE, HardwareSpec
 from app.core.inputs.scenario import MAX_WORLD, Scenario, ScenarioError
 from app.core.schedules import FORWARD_ONLY
 from app.core.views.collectives_primer import ring_json, step_count
+from app.core.views.cp_ep_primer import cp_ep_json
 from app.core.views.memory_timeline import memory_timeline
 from app.core.views.zero_primer import zero_json
 
@@ -104,7 +105,8 @@ def primer(
             "peak_inflight": timeline.peak_inflight,
         },
         "memory": mem,
+        "cp_ep": cp_ep_json(specs.model_of(s), specs.hardware_of(s, hardware), t, layout, p.rank),
         "world_size": layout.world_size,
-        "sizes": {"dp": s.dp, "tp": s.tp, "pp": s.pp},
+        "sizes": {"dp": s.dp, "tp": s.tp, "pp": s.pp, "cp": s.cp, "ep": s.ep},
         "query": s.query(),
     }
