@@ -234,9 +234,9 @@ def step_comm_bytes(
     # Rajbhandari et al. 2020 §7: gradients move 2Ψ(n-1)/n as an all-reduce does (ZeRO-1/2 as
     # reduce-scatter + all-gather); ZeRO-3 reduce-scatters them once, Ψ(n-1)/n, and gathers
     # the weights twice per micro-batch.
-    n = layout.dp
+    n = layout.dp * layout.cp  # the shard group: DP x CP (grad_placement)
     if t.zero >= 3:
         dp_b = (n - 1) / n * rank_params * t.element_bytes * zero3_gathers(t) + grad * (n - 1) / n
     else:
-        dp_b = grad * ring_factor(n * layout.cp)  # over DP x CP (grad_placement)
+        dp_b = grad * ring_factor(n)
     return {"tp_bytes": tp_b, "pp_bytes": pp_b, "dp_bytes": dp_b}

@@ -100,12 +100,13 @@ def embedding_seconds(
 def _gather_s(
     m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout, params: int, layers: int
 ) -> float:
-    """One chunk's ZeRO-3 parameter all-gather over the DP group, one collective per layer
-    (FSDP wraps each transformer block as a unit: Zhao et al. 2023 §3.2); ``params`` = the
-    chunk's whole (unsharded by TP) parameters."""
-    if t.zero < 3 or layout.dp == 1:
+    """One chunk's ZeRO-3 parameter all-gather over the DP group (with its CP ranks, which
+    shard the same weights: comm.grad_placement), one collective per layer (FSDP wraps each
+    transformer block as a unit: Zhao et al. 2023 §3.2); ``params`` = the chunk's whole
+    (unsharded by TP) parameters."""
+    if t.zero < 3 or layout.dp * layout.cp == 1:
         return 0.0
-    place = comm.placement(layout, "dp", hw.domain_size)
+    place = comm.grad_placement(layout, hw.domain_size)
     nbytes = params / layout.tp * t.element_bytes
     return comm.all_gather_s(nbytes, place, hw, zero3_messages(m, t, layers), sharded=True)
 

@@ -140,7 +140,7 @@ def _expert_states(
     """``states`` with the rank's expert weights sharded by ZeRO over the expert-data-parallel
     group, dp x cp / ep ranks, instead of dp (Megatron-LM parallel_state.py: the expert grid's
     edp group; distributed optimizer shards expert parameters over it)."""
-    edp = max(1, dp * t.cp // m.expert_shards)
+    edp = max(1, dp // m.expert_shards)  # dp here is stage_memory's shard group, dp x cp
     if edp == dp:
         return states
     experts = n * expert_params_per_layer(m) // tp
@@ -188,6 +188,10 @@ def stage_memory(
     ``hw``: the hardware whose per-process floor the total carries (none without it).
     """
     dp, tp, pp = par
+    # ZeRO shards over the data-parallel ranks with the context-parallel ones, which hold the
+    # same weights (Megatron-LM distributed_data_parallel.py's intra_dp_cp_group; torchtitan's
+    # FSDP mesh dp_shard_cp): every state and gather below divides by dp x cp.
+    dp *= t.cp
     w, g, o, share, act_layer, rebuilt, logits, frag, units, roots = _rates(m, t, dp, tp)
     floor = floor_bytes(hw)
     layers = layers or even_chunk_layers(m, pp, chunks)

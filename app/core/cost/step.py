@@ -44,9 +44,9 @@ def backward_gather_s(
     gradient reduce-scatter (one link, one transfer at a time: Hockney 1994's beta term is
     per link). ``messages``: its collectives (durations.zero3_messages; 0: one per
     40M-parameter bucket)."""
-    if t.zero < 3 or layout.dp == 1 or t.forward_only:
+    if t.zero < 3 or layout.dp * layout.cp == 1 or t.forward_only:
         return 0.0
-    place = comm.placement(layout, "dp", hw.domain_size)
+    place = comm.grad_placement(layout, hw.domain_size)  # DP x CP, as it shards
     messages = messages or max(1, -(-rank_params // overlap.BUCKET_PARAMS))
     return comm.all_gather_s(rank_params * t.element_bytes, place, hw, messages, sharded=True)
 
@@ -75,6 +75,6 @@ def tail(
     dp_s = overlap.exposed_grad_sync_s(
         total, rank_params, first, chunks, t.overlap_grad_reduce, busy
     )
-    optim = compute.optimizer_seconds(rank_params, t, layout.dp, hw, tensors)
+    optim = compute.optimizer_seconds(rank_params, t, layout.dp * layout.cp, hw, tensors)
     optim = 0.0 if t.forward_only else optim
     return Tail(total, dp_s, optim)
