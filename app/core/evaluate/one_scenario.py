@@ -20,7 +20,7 @@ from app.core.layout.topology import Layout, parse_order
 from app.core.schedules import pipeline
 from app.core.schedules.units import pair_bounds
 from app.core.simulate import DurationsLike, Timeline, simulate
-from app.core.views import formula_cards, prediction
+from app.core.views import flow_comm, formula_cards, prediction
 from app.core.views.scenario_json import layout_json, schedule_json, tail_json, timeline_json
 from app.core.views.step_period import step_period
 
@@ -171,6 +171,11 @@ def evaluate(s: Scenario, hardware: Registry = HARDWARE, *, lean: bool = False) 
         ),  # fmt: skip
     )
     timeline["tp_time"] = cost.tp_pass_s * scale
+    # The CP ring and EP all-to-alls inside each F and B (only when cp or ep > 1).
+    hw = specs.hardware_of(s, hardware)
+    lc = flow_comm.layer_comm(cost.model, hw, cost.training, layout, s.routing_imbalance, scale)
+    if lc is not None:
+        timeline["layer_comm"] = lc
     # ZB-H2's step is the steady state of back-to-back steps (views/step_period.py).
     durations = cost.chunk_durations if teaching is None else teaching
     unit = "s" if teaching is None else "u"

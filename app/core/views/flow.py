@@ -9,6 +9,8 @@ The page draws; everything here is a rule about pipelines, so it lives in the co
 * ``captions``: one sentence per frame, as clauses (``flow_captions``).
 * ``frames``: the animation's time steps, one per distinct event boundary, and the bubble
   so far at each: ``1 - busy(0..t) / (p * t)`` (Narayanan et al. 2021 §2.2.1, cut at t).
+* ``comm`` (only with cp or ep > 1): the CP ring steps and EP all-to-alls inside each F and
+  B, per layer and per chunk, from the cost model (``flow_comm``).
 * ``inflight``: per stage, the activations held as a step function. An F holds its
   activations from its start; the B (input-gradient pass) releases them at its end, the same
   rule as ``simulate._peak_inflight``, so the step function's maximum is ``peak_inflight``.
@@ -31,7 +33,7 @@ from app.core.schedules import (
     virtual_stage,
 )
 from app.core.support.sorted_runs import sorted_unique
-from app.core.views import flow_captions
+from app.core.views import flow_captions, flow_comm
 
 COMPUTE = ("F", "B", "W")
 
@@ -168,5 +170,12 @@ def flow_view(view: dict[str, Any]) -> dict[str, Any]:
         "inflight": inflight_steps(s["schedule"], events, pp),
         "frames": frames(events, tail, pp),
     }
-    out["captions"] = flow_captions.captions(view, out["sends"], out["frames"]["times"])
+    lc = tl.get("layer_comm")
+    if lc is not None:  # cp or ep > 1: the ring steps and all-to-alls inside each F and B
+        per_stage = (view.get("stage_balance") or {}).get("per_stage") or []
+        layers = [st["layers"] for st in per_stage]
+        out["comm"] = {**lc, "chunks": flow_comm.chunk_comm(lc, layers) if layers else None}
+    out["captions"] = flow_captions.captions(
+        view, out["sends"], out["frames"]["times"], out.get("comm")
+    )
     return out

@@ -100,7 +100,7 @@ class _Clauses:
 
 def caption(
     running: list[dict | None], live: list[dict], ranks: list[list[int]], chunks: int,
-    clauses: _Clauses,
+    clauses: _Clauses, comm: dict | None = None,
 ) -> list[int]:  # fmt: skip
     """One frame's clauses (as indices into ``clauses``), from what each stage runs and the
     hand-offs under way."""
@@ -111,12 +111,30 @@ def caption(
     ]
     if len(compute) > MAX_RUN_CLAUSES:
         out.append(clauses.of(["more", len(compute) - MAX_RUN_CLAUSES]))
+    if comm is not None:
+        out += _comm_clauses(compute, comm, clauses)
     out += [clauses.once(x, lambda x=x: _send_clause(x, chunks)) for x in live[:MAX_SEND_CLAUSES]]
     if len(live) > MAX_SEND_CLAUSES:
         out.append(clauses.of(["more_sends", len(live) - MAX_SEND_CLAUSES]))
     if len(compute) < len(running):  # some stage is in the tail or idle
         out += _tail_and_idle(running, clauses, bool(out))
     return out or [clauses.of(["done"])]
+
+
+def _comm_clauses(compute: list[dict], comm: dict, clauses: _Clauses) -> list[int]:
+    """The stages in an F or B pass K/V blocks round their CP rings (cp - 1 steps per layer)
+    and, on a mixture of experts, dispatch and combine over their EP groups."""
+    busy = sorted({e["stage"] for e in compute if e["kind"] in ("F", "B")})
+    if not busy:
+        return []
+    stages, one = span_list(busy), "_one" if len(busy) == 1 else ""
+    out = []
+    if comm.get("cp"):
+        cp = comm["cp"]
+        out.append(clauses.of(["cp_ring" + one, stages, cp["steps"], cp["size"]]))
+    if comm.get("ep"):
+        out.append(clauses.of(["ep_a2a" + one, stages, comm["ep"]["size"]]))
+    return out
 
 
 def _tail_and_idle(running: list[dict | None], clauses: _Clauses, busy: bool) -> list[int]:
@@ -143,9 +161,12 @@ def _running(stages: list[list[dict]], at: list[int], t: float) -> list[dict | N
     return out
 
 
-def captions(view: dict[str, Any], sends: list[dict], times: list[float]) -> dict | None:
+def captions(
+    view: dict[str, Any], sends: list[dict], times: list[float], comm: dict | None = None
+) -> dict | None:
     """``{"clauses": [[key, arg, ...], ...], "frames": [[clause index, ...] per frame]}``
-    (see ``caption``), or None past ``CAPTION_BUDGET``."""
+    (see ``caption``), or None past ``CAPTION_BUDGET``. ``comm``: the flow's CP ring and EP
+    all-to-alls (flow_comm), worded for the stages in an F or B."""
     s, tl, lay = view["scenario"], view["timeline"], view["layout"]
     pp = lay["sizes"]["pp"]
     if len(times) * pp > CAPTION_BUDGET:
@@ -162,5 +183,5 @@ def captions(view: dict[str, Any], sends: list[dict], times: list[float]) -> dic
             live.append(sends[sent])
             sent += 1
         live = [x for x in live if _under_way(x, t)]
-        frames.append(caption(running, live, ranks, chunks, clauses))
+        frames.append(caption(running, live, ranks, chunks, clauses, comm))
     return {"clauses": clauses.table, "frames": frames}

@@ -1,0 +1,106 @@
+"""What the flow view draws inside each F and B beyond the pipeline: the K/V blocks passed
+around the CP ring and the MoE dispatch and combine all-to-alls over the EP group.
+
+Every number is the cost model's own (the functions ``durations.layer_cost`` prices a layer
+with), so the picture cannot drift from the step time:
+
+* CP: cp - 1 ring steps per attention pass, each a p2p of one K/V block
+  (``comm.cp_kv_bytes``; twice the bytes in the backward, K/V and their gradients) that runs
+  behind 1/cp of the attention; the layer's exposed seconds are ``durations.cp_ring_s``.
+* EP: per MoE layer and pass, two all-to-alls (dispatch, then combine), each half of
+  ``comm.moe_a2a_s``'s buffer; the layer's exposed seconds are ``comm.moe_a2a_s``.
+
+Nothing here when cp = 1 and ep = 1 (or a dense model): the 3D flow is unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.cost import comm, compute
+from app.core.cost.durations import cp_ring_s
+from app.core.cost.shapes import as_held
+from app.core.inputs.hardware import HardwareSpec
+from app.core.inputs.models import ModelSpec
+from app.core.inputs.training import Training
+from app.core.layout.topology import Layout
+
+PASSES = ("F", "B")
+
+
+def _ring(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout, scale: float) -> dict:
+    """One layer's CP ring in F and B (durations.cp_ring_s's terms, one step each)."""
+    cp = layout.cp
+    attn = compute.attention_seconds(m, hw, t, layout.tp)
+    exposed = cp_ring_s(m, hw, t, layout, *attn)
+    crosses = comm.placement(layout, "cp", hw.domain_size).domains > 1
+    kv = comm.cp_kv_bytes(m, t, layout.tp)
+    # Ring Attention §3 (Liu et al. 2023): the backward passes K/V and their gradients.
+    hops = (comm.p2p_s(kv, crosses, hw), comm.p2p_s(2 * kv, crosses, hw))
+    return {
+        "size": cp,
+        "steps": cp - 1,  # per attention pass: every rank sees every other rank's block once
+        "crosses": crosses,
+        "kv_bytes": kv,
+        "hop_s": dict(zip(PASSES, (h * scale for h in hops), strict=True)),
+        "behind_s": dict(zip(PASSES, (a / cp * scale for a in attn), strict=True)),
+        "exposed_s": dict(zip(PASSES, (e * scale for e in exposed), strict=True)),
+    }
+
+
+def _a2a(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout, scale: float) -> dict:
+    """One MoE layer's dispatch and combine in F and B (comm.moe_a2a_s, one at a time)."""
+    place = comm.placement(layout, "ep", hw.domain_size)
+    half = comm.moe_a2a_buffer_bytes(m, t) / 2  # dispatch, or combine (token_dispatcher.py)
+    each = comm.all_to_all_s(half, place, hw) * scale
+    layer = comm.moe_a2a_s(m, hw, t, layout) * scale
+    return {
+        "size": layout.ep,
+        "per_layer": 2,
+        "crosses": place.domains > 1,
+        "bytes": half,
+        "each_s": {p: each for p in PASSES},
+        "exposed_s": {p: layer for p in PASSES},  # the backward sends the two transposed
+        "moe_layers": m.moe_layers,
+        "layers": m.layers,
+    }
+
+
+def layer_comm(
+    m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout, imbalance: float, scale: float
+) -> dict[str, Any] | None:
+    """Per layer and pass, the CP ring and the EP all-to-alls; None when neither runs.
+    ``m`` as the scenario gives it (held here as predict.price holds it); ``scale`` turns
+    seconds into the timeline's units (teaching units, as the TP pulse)."""
+    m = as_held(m, layout.tp, t.vocab_multiple, layout.ep, imbalance)
+    ep = bool(m.experts) and layout.ep > 1
+    if layout.cp == 1 and not ep:
+        return None
+    return {
+        "cp": _ring(m, hw, t, layout, scale) if layout.cp > 1 else None,
+        "ep": _a2a(m, hw, t, layout, scale) if ep else None,
+    }
+
+
+def chunk_comm(lc: dict[str, Any], layers: list[list[int]]) -> list[list[dict]]:
+    """Per stage and chunk of ``layers`` layers, one pass's ring steps, all-to-alls and their
+    exposed seconds, as durations.layer_cost charges them: every layer its ring, and the mean
+    layer moe_layers/layers of one MoE layer's all-to-alls."""
+    cp, ep = lc.get("cp"), lc.get("ep")
+    share = ep["moe_layers"] / ep["layers"] if ep else 0.0
+    out = []
+    for row in layers:
+        out.append(
+            [
+                {
+                    "layers": n,
+                    "ring_steps": n * cp["steps"] if cp else 0,
+                    "cp_exposed_s": {p: n * cp["exposed_s"][p] if cp else 0.0 for p in PASSES},
+                    "a2a_exposed_s": {
+                        p: n * share * ep["exposed_s"][p] if ep else 0.0 for p in PASSES
+                    },
+                }
+                for n in row
+            ]
+        )
+    return out
