@@ -132,10 +132,13 @@ def expand_factory(base: Scenario) -> tuple[Scenario, ...]:
     # Global batch = micro_batch_size x microbatches x dp (app/core/views/prediction.py, predict).
     world, total_m = base.world_size, base.microbatches * base.dp
     flat = {"schedule": ScheduleName.one_f_one_b, "virtual_stages": 1}  # one stage: no schedule
+    # One axis alone: no CP or EP beside it (world = tp x cp x pp x dp counts cp, so keeping
+    # the base's cp would multiply the GPUs; ep folds over dp x cp, which TP or PP alone lack).
+    alone = {"cp": 1, "ep": 1}
     return (
-        _with(base, dp=world, tp=1, pp=1, microbatches=max(1, total_m // world), **flat),
-        _with(base, dp=1, tp=world, pp=1, microbatches=total_m, **flat),
-        _with(base, dp=1, tp=1, pp=world, microbatches=total_m),
+        _with(base, dp=world, tp=1, pp=1, microbatches=max(1, total_m // world), **flat, **alone),
+        _with(base, dp=1, tp=world, pp=1, microbatches=total_m, **flat, **alone),
+        _with(base, dp=1, tp=1, pp=world, microbatches=total_m, **alone),
         base,
     )
 

@@ -1,6 +1,7 @@
 """Sweeps: one knob over a range of values, one line per schedule or per value of a second
-knob. Each point is the cost model's numbers for that exact scenario, or, when the scenario
-is invalid, the field to change and why: invalid points are marked, never dropped.
+knob (cp, ep and the routing imbalance among them). Each point is the cost model's numbers
+for that exact scenario, or, when the scenario is invalid, the field to change and why:
+invalid points are marked, never dropped.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def _v_for(schedule: str, v: int) -> int:
     return min(v, 2) if ScheduleName(schedule) in V_SHAPED else 1
 
 
-def _set(raw: dict[str, Any], knob: str, value: int, global_batch: int) -> None:
+def _set(raw: dict[str, Any], knob: str, value: int | float, global_batch: int) -> None:
     """Set one knob on a scenario's raw fields; ScenarioError when no scenario matches."""
     if knob == "dp_fixed_global_batch":
         mbs = raw["micro_batch_size"]
@@ -49,7 +50,7 @@ def _set(raw: dict[str, Any], knob: str, value: int, global_batch: int) -> None:
     raw[KNOBS[knob][0]] = value
 
 
-def _scenario(base: Scenario, sw: Sweep, line: int | str, value: int) -> Scenario:
+def _scenario(base: Scenario, sw: Sweep, line: int | float | str, value: int | float) -> Scenario:
     raw = base.model_dump()
     # Global batch = dp * micro-batch size * micro-batches, taken from the base scenario.
     global_batch = base.dp * base.micro_batch_size * base.microbatches
@@ -57,14 +58,14 @@ def _scenario(base: Scenario, sw: Sweep, line: int | str, value: int) -> Scenari
     if sw.series == "schedule":
         raw.update(schedule=line, virtual_stages=_v_for(str(line), base.virtual_stages))
     elif sw.series != "none":
-        settings.append((sw.series, int(line)))
+        settings.append((sw.series, line if isinstance(line, float) else int(line)))
     # dp at a fixed global batch goes last: it reads the micro-batch size the other set.
     for knob, v in sorted(settings, key=lambda kv: kv[0] == "dp_fixed_global_batch"):
         _set(raw, knob, v, global_batch)
     return Scenario.model_validate(raw)
 
 
-def _invalid(x: int, exc: Exception, query: dict[str, str] | None) -> dict[str, Any]:
+def _invalid(x: int | float, exc: Exception, query: dict[str, str] | None) -> dict[str, Any]:
     """An invalid point: the field and the English reason, with the reason's message key
     and params (pydantic's error type and ctx) so a page can word it in its language."""
     if isinstance(exc, ValidationError):
@@ -120,7 +121,7 @@ def _slots(s: Scenario) -> int:
 
 def run(base: Scenario, sw: Sweep, hardware: Registry = HARDWARE) -> list[dict[str, Any]]:
     """Every line's points, in x order. Raises ScenarioError if the work is too large."""
-    built: list[tuple[int | str, int, Scenario | Exception]] = []
+    built: list[tuple[int | float | str, int | float, Scenario | Exception]] = []
     for line in sw.lines:
         for x in sw.values:
             try:
@@ -140,7 +141,7 @@ def run(base: Scenario, sw: Sweep, hardware: Registry = HARDWARE) -> list[dict[s
     return [{"key": str(k), "points": pts} for k, pts in lines.items()]
 
 
-def _point(x: int, s: Scenario | Exception, hardware: Registry) -> dict[str, Any]:
+def _point(x: int | float, s: Scenario | Exception, hardware: Registry) -> dict[str, Any]:
     if not isinstance(s, Scenario):
         return _invalid(x, s, None)
     try:

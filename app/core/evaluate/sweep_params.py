@@ -23,14 +23,20 @@ KNOBS: dict[str, tuple[str, ...]] = {
     "virtual_stages": ("virtual_stages",),
     "micro_batch_size": ("micro_batch_size",),
     "seq_len": ("seq_len",),
+    "cp": ("cp",),
+    "ep": ("ep",),
+    "routing_imbalance": ("routing_imbalance",),
 }
+# Knobs whose values may be fractions (the busiest expert's share of tokens, over the mean).
+DECIMAL_KNOBS = frozenset({"routing_imbalance"})
 Knob = Literal[
     "microbatches", "pp", "tp", "dp_fixed_global_batch", "dp_fixed_microbatch",
-    "virtual_stages", "micro_batch_size", "seq_len",
+    "virtual_stages", "micro_batch_size", "seq_len", "cp", "ep", "routing_imbalance",
 ]  # fmt: skip
 SeriesKind = Literal[
     "none", "schedule", "microbatches", "pp", "tp", "dp_fixed_global_batch",
-    "dp_fixed_microbatch", "virtual_stages", "micro_batch_size", "seq_len",
+    "dp_fixed_microbatch", "virtual_stages", "micro_batch_size", "seq_len", "cp", "ep",
+    "routing_imbalance",
 ]  # fmt: skip
 MAX_VALUES = 64  # points on one line
 MAX_LINES = 8  # one per schedule (7) fits
@@ -68,9 +74,9 @@ SWEEP_KEYS = frozenset(SweepParams.model_fields)
 @dataclass(frozen=True)
 class Sweep:
     knob: str
-    values: tuple[int, ...]
+    values: tuple[int | float, ...]
     series: str
-    lines: tuple[int | str, ...]  # schedule names, the second knob's values, or ("",)
+    lines: tuple[int | float | str, ...]  # schedule names, the second knob's values, or ("",)
     field: str = "stop"  # the parameter that sets how many values: "values" or "stop"
 
 
@@ -83,6 +89,29 @@ def _ints(text: str, field: str) -> tuple[int, ...]:
                 value=echo(part), limit=MAX_VALUE,
             )  # fmt: skip
         out.add(int(part))
+    return tuple(sorted(out))
+
+
+def _decimal(part: str) -> float | None:
+    """A plain decimal such as 1.25 (no sign, exponent, inf or nan), else None."""
+    whole, _, frac = part.partition(".")
+    digits = whole + frac
+    return float(part) if part.isascii() and digits.isdigit() and whole else None
+
+
+def _numbers(text: str, field: str, decimal: bool) -> tuple[int | float, ...]:
+    """Whole numbers, or for a DECIMAL_KNOBS knob plain decimals too (1, 1.25, 2)."""
+    if not decimal:
+        return _ints(text, field)
+    out: set[int | float] = set()
+    for part in (p.strip() for p in text.split(",")):
+        value = _decimal(part)
+        if value is None or not 1 <= value <= MAX_VALUE:
+            raise ScenarioError.keyed(
+                field, "sweep.not_number", "{value} is not a number from 1 to {limit}",
+                value=echo(part), limit=MAX_VALUE,
+            )  # fmt: skip
+        out.add(int(value) if value.is_integer() else value)
     return tuple(sorted(out))
 
 
@@ -104,10 +133,10 @@ def _range(p: SweepParams) -> tuple[int, ...]:
     return tuple(range(p.start, p.stop + 1, p.step))
 
 
-def _x_values(p: SweepParams) -> tuple[int, ...]:
+def _x_values(p: SweepParams) -> tuple[int | float, ...]:
     if not p.values or not p.values.strip():
         return _range(p)
-    values = _ints(p.values, "values")
+    values = _numbers(p.values, "values", p.knob in DECIMAL_KNOBS)
     if len(values) > MAX_VALUES:
         raise ScenarioError.keyed(
             "values", "sweep.values_count", "{n} values; at most {limit}",
@@ -116,7 +145,7 @@ def _x_values(p: SweepParams) -> tuple[int, ...]:
     return values
 
 
-def _line_keys(p: SweepParams) -> tuple[int | str, ...]:
+def _line_keys(p: SweepParams) -> tuple[int | float | str, ...]:
     text = (p.series_values or "").strip()
     if p.series == "none":
         return ("",)
@@ -142,7 +171,7 @@ def _line_keys(p: SweepParams) -> tuple[int | str, ...]:
             "series_values", "sweep.series_empty", "list the values of {series}, e.g. 1,2,4",
             series=p.series,
         )  # fmt: skip
-    lines = _ints(text, "series_values")
+    lines = _numbers(text, "series_values", p.series in DECIMAL_KNOBS)
     if len(lines) > MAX_LINES:
         raise ScenarioError.keyed(
             "series_values", "sweep.lines_count", "{n} lines; at most {limit}",
