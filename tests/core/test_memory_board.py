@@ -122,6 +122,24 @@ def test_the_previously_underpredicted_llama_rows_land_within_the_target(compile
     assert max(abs(e) for e in eager) <= board.TARGETS["median_abs"], eager
 
 
+# torchtitan's CP rows (Table 2: Llama 3 8B, 8 GPUs, the sequence doubled as cp doubles):
+# the peak stays flat, because FSDP shards over dp x cp and each rank keeps s/cp tokens. They
+# were left out until CP was modelled; predicting ZeRO over dp alone put them 21-107% over.
+CP_ROWS = (
+    "torchtitan-202412-t2-8b-fsdp4-cp2-seq64k",
+    "torchtitan-202412-t2-8b-fsdp2-cp4-seq128k",
+    "torchtitan-202412-t2-8b-fsdp1-cp8-seq256k",
+)
+
+
+def test_the_context_parallel_rows_are_predicted_within_the_target(compiled, results):
+    for row_id in CP_ROWS:
+        assert results[row_id].reason.startswith("torch.compile"), row_id  # not "cp"
+        r = compiled[row_id]
+        assert r.query["cp"] == row_id.split("-cp")[1][0] and r.predicted_fits, row_id
+        assert abs(r.error) <= board.TARGETS["median_abs"], (row_id, r.error)
+
+
 def test_the_headline_median_meets_the_target(results):
     s = board.summary(list(results.values()))
     assert s["median_abs"] <= board.TARGETS["median_abs"]

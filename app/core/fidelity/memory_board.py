@@ -84,8 +84,6 @@ def left_out(row: MemoryRow, compiled_as_eager: bool = False) -> str:
     p, m, t = row.parallel, row.model, row.training
     if row.id in KNOWN_OUTLIERS:
         return KNOWN_OUTLIERS[row.id]
-    if p.cp > 1:
-        return "context parallelism is not modelled"
     if t.torch_compile and not compiled_as_eager:
         # torchtitan Table 1 and 3: compile alone moves the peak by 5.4 GiB (7-8%).
         return COMPILED
@@ -156,7 +154,7 @@ def scenario_of(row: MemoryRow) -> Scenario:
         gated_mlp=m.gated_mlp,
         tied_embeddings=_tied(m, fw),
         learned_positions=m.position_embedding.startswith("learned"),
-        dp=p.dp, tp=p.tp, pp=p.pp, order="megatron",
+        dp=p.dp, tp=p.tp, pp=p.pp, cp=p.cp, order="megatron-5d" if p.cp > 1 else "megatron",
         schedule="interleaved" if interleaved else "1f1b",
         virtual_stages=p.vpp if interleaved else 1,
         microbatches=p.num_microbatches or p.grad_accum or 1,
