@@ -1,0 +1,146 @@
+// /runs: upload traces or logs as a run (issue 25). One file is sent as it is; several are
+// packed into one .tar in the browser (a Blob of the files' own blobs, nothing read into
+// memory), since the server takes one raw body per upload (POST /api/runs/import, no
+// multipart). XMLHttpRequest, not fetch: it reports upload progress.
+import { errorText, fill, lang, tr } from "./i18n.js";
+
+const ROUTE = "/api/runs/import";
+const $ = (id) => document.getElementById(id);
+const langQuery = lang === "zh" ? "?lang=zh" : "";
+let chosen = [];
+
+// The name the server takes (app/importers/upload.py NAME): letters, digits, . _ + -.
+function safeName(name) {
+  const plain = name.replace(/[^A-Za-z0-9._+-]/g, "_").replace(/^[.+-]+/, "");
+  return (plain.length > 99 ? plain.slice(-99).replace(/^[.+-]+/, "") : plain) || "upload";
+}
+
+// One POSIX ustar header (IEEE Std 1003.1, pax "ustar Interchange Format"): octal fields,
+// the checksum the sum of the header's bytes with its own field read as spaces.
+function tarHeader(name, size) {
+  const h = new Uint8Array(512);
+  const put = (text, at) => { for (let i = 0; i < text.length; i++) h[at + i] = text.charCodeAt(i); };
+  const octal = (n, width) => n.toString(8).padStart(width - 1, "0") + "\0";
+  put(name, 0);
+  put(octal(0o644, 8), 100);
+  put(octal(0, 8), 108);
+  put(octal(0, 8), 116);
+  put(octal(size, 12), 124);
+  put(octal(Math.floor(Date.now() / 1000), 12), 136);
+  put("        ", 148);
+  put("0", 156);
+  put("ustar\0", 257);
+  put("00", 263);
+  put(octal(h.reduce((a, b) => a + b, 0), 7) + " ", 148);
+  return h;
+}
+
+function tarOf(files) {
+  const parts = [];
+  const seen = new Set();
+  for (const f of files) {
+    let name = safeName(f.name);
+    for (let i = 2; seen.has(name); i++) name = `${i}_${safeName(f.name)}`;
+    seen.add(name);
+    parts.push(tarHeader(name, f.size), f, new Uint8Array((512 - (f.size % 512)) % 512));
+  }
+  parts.push(new Uint8Array(1024)); // two zero blocks end the archive
+  return new Blob(parts, { type: "application/x-tar" });
+}
+
+const mb = (bytes) => (bytes / 2 ** 20).toFixed(bytes < 2 ** 20 ? 2 : 1);
+
+function choose(files) {
+  chosen = [...files];
+  const total = chosen.reduce((a, f) => a + f.size, 0);
+  $("upload-chosen").textContent = chosen.length
+    ? `${fill("live.upload.chosen", { n: chosen.length, mb: mb(total) })}: ${chosen.map((f) => f.name).join(", ")}`
+    : tr("live.upload.drop");
+  // A run name from the first file when the user has not typed one.
+  if (chosen.length && !$("upload-run").value) {
+    $("upload-run").value = safeName(chosen[0].name.replace(/\.(json|jsonl|log|txt|out|tar|tgz)(\.gz)?$/, "")).slice(0, 64);
+  }
+}
+
+function query() {
+  const q = new URLSearchParams({ run: $("upload-run").value.trim() });
+  for (const k of ["dp", "tp", "pp", "order"]) {
+    const v = $(`upload-${k}`).value.trim();
+    if (v) q.set(k, v);
+  }
+  return q;
+}
+
+function say(status, error = "") {
+  $("upload-status").textContent = status;
+  $("upload-error").textContent = error;
+}
+
+// The server's refusal in the page's language where the catalogue words it (errorText),
+// each detail after what it names: the file, or the field.
+function refusal(status, body) {
+  const detail = body?.detail;
+  if (typeof detail === "string") return detail;
+  if (!Array.isArray(detail) || !detail.length) return `HTTP ${status}`;
+  return detail.map((d) => (d.loc?.[0] === "query" ? `${d.loc.at(-1)}: ${errorText(d)}` : errorText(d))).join("; ");
+}
+
+function done(body) {
+  say(fill("live.upload.done", { stored: body.stored, records: body.records, ranks: body.ranks }));
+  const link = Object.assign(document.createElement("a"), {
+    id: "upload-link", href: `${body.url}${langQuery}`, textContent: fill("live.upload.open", { run: body.run }),
+  });
+  $("upload-status").append(" ", link);
+  $("upload-summary").textContent = body.summary;
+  $("upload-summary").hidden = false;
+}
+
+function send(ev) {
+  ev.preventDefault();
+  $("upload-summary").hidden = true;
+  if (!chosen.length) return say("", tr("live.upload.no_files"));
+  const one = chosen.length === 1;
+  const body = one ? chosen[0] : tarOf(chosen);
+  const q = query();
+  q.set("name", one ? safeName(chosen[0].name) : "upload.tar");
+  const xhr = new XMLHttpRequest();
+  xhr.open("POST", `${ROUTE}?${q}`);
+  xhr.setRequestHeader("Authorization", `Bearer ${$("upload-token").value.trim()}`);
+  xhr.setRequestHeader("Content-Type", "application/octet-stream");
+  const bar = $("upload-progress");
+  bar.hidden = false;
+  bar.value = 0;
+  xhr.upload.onprogress = (e) => {
+    if (!e.lengthComputable) return;
+    bar.value = e.loaded / e.total;
+    say(fill("live.upload.sending", { sent: mb(e.loaded), total: mb(e.total), pct: Math.round((100 * e.loaded) / e.total) }));
+  };
+  xhr.upload.onload = () => say(tr("live.upload.reading"));
+  xhr.onload = () => {
+    $("upload-send").disabled = false;
+    bar.hidden = true;
+    let answer = null;
+    try { answer = JSON.parse(xhr.responseText); } catch { /* not JSON: the status says it */ }
+    if (xhr.status === 200 && answer) return done(answer);
+    say("", `${tr("live.upload.failed")} (${xhr.status}): ${refusal(xhr.status, answer)}`);
+  };
+  xhr.onerror = () => {
+    $("upload-send").disabled = false;
+    bar.hidden = true;
+    say("", tr("live.upload.network"));
+  };
+  $("upload-send").disabled = true;
+  say(fill("live.upload.sending", { sent: mb(0), total: mb(body.size), pct: 0 }));
+  xhr.send(body);
+}
+
+const drop = $("upload-drop");
+$("upload-files").addEventListener("change", (ev) => choose(ev.target.files));
+drop.addEventListener("dragover", (ev) => { ev.preventDefault(); drop.dataset.over = ""; });
+drop.addEventListener("dragleave", () => { delete drop.dataset.over; });
+drop.addEventListener("drop", (ev) => {
+  ev.preventDefault();
+  delete drop.dataset.over;
+  choose(ev.dataTransfer.files);
+});
+$("upload-form").addEventListener("submit", send);
