@@ -74,3 +74,11 @@ def test_a_dense_model_has_no_ep_section_and_ep_1_sends_nothing():
     assert _section({})[0]["ep"] is None
     sec, _ = _section({**MIXTRAL, "ep": 1})
     assert sec["ep"]["a2a_sent_bytes"] == 0 and sec["ep"]["a2a_s"] == 0
+
+
+def test_the_zero_card_shards_over_dp_times_cp_as_the_memory_section_does():
+    s = Scenario(dp=2, tp=1, pp=1, cp=4, zero=1)
+    got = primer(s, PrimerParams(rank=1))
+    assert sorted(s["rank"] for s in got["zero"]["shards"]) == list(range(8))
+    row = next(z for z in got["zero"]["stages"] if z["zero"] == 1)
+    assert row["optimizer_bytes"] == pytest.approx(got["memory"]["per_stage"][0]["optimizer_bytes"])

@@ -14,6 +14,7 @@ from app.core.evaluate.one_scenario import prepare
 from app.core.inputs import specs
 from app.core.inputs.hardware import HARDWARE, HardwareSpec
 from app.core.inputs.scenario import MAX_WORLD, Scenario, ScenarioError
+from app.core.layout.topology import Layout
 from app.core.schedules import FORWARD_ONLY
 from app.core.views.collectives_primer import ring_json, step_count
 from app.core.views.cp_ep_primer import cp_ep_json
@@ -49,6 +50,12 @@ def activation_sizes(s: Scenario, layers: list[list[int]]) -> list[list[float]]:
     m, t = specs.model_of(s), specs.training_of(s)
     per_layer = memory.activation_bytes_per_layer(m, t, s.tp)
     return [[per_layer * n for n in row] for row in layers]
+
+
+def shard_group(layout: Layout, rank: int) -> list[int]:
+    """The ranks ZeRO shards over with ``rank``: its DP group and, under context parallelism,
+    their CP ranks too (cost/memory.py stage_memory; Megatron-LM's intra_dp_cp_group)."""
+    return sorted({c for d in layout.group("dp", rank) for c in layout.group("cp", d)})
 
 
 def _check_rank(p: PrimerParams, world: int) -> None:
@@ -89,7 +96,7 @@ def primer(
         "zero": zero_json(
             row["params"],
             t,
-            layout.group("dp", p.rank),
+            shard_group(layout, p.rank),
             sum(layers[stage]),
             row["activations_bytes"],
         ),
