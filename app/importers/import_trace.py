@@ -56,6 +56,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     where.add_argument("--db", default=None, help="SQLite file (default: the server's)")
     where.add_argument("--server", default=None, help="ws://host:port/ws/ingest")
     p.add_argument("--token", default=None, help="with --server; default $MESHSCOPE_INGEST_TOKEN")
+    # app/importers/follow.py: import again as the files change, until Ctrl-C or the bound.
+    p.add_argument("--follow", action="store_true", help="keep importing new steps as written")
+    p.add_argument("--follow-timeout", type=float, default=None, metavar="S",
+                   help="with --follow: stop after S seconds without a change")  # fmt: skip
+    p.add_argument("--poll", type=float, default=2.0, metavar="S", help="with --follow")
 
 
 def _layout(args: argparse.Namespace, traces) -> Layout:
@@ -158,15 +163,15 @@ def run(args: argparse.Namespace) -> int:
             print(summary, flush=True)
             sent = to_server(args.server, args.token, info, records)
             return 0 if sent == 0 else 1
-        stored = to_db(_db(args), info, records, summary)
+        stored = to_db(db_path(args), info, records, summary)
     except (TraceError, OSError) as err:
         print(f"meshscope import-trace: {err}", file=sys.stderr)
         return 2
-    print(summary + f"\n  {stored} new record(s) stored in {_db(args)}", flush=True)
+    print(summary + f"\n  {stored} new record(s) stored in {db_path(args)}", flush=True)
     return 0
 
 
-def _db(args: argparse.Namespace) -> Path:
+def db_path(args: argparse.Namespace) -> Path:
     if args.db:
         return Path(args.db)
     from app.settings import Settings  # the server's default database, as `serve` opens it
@@ -185,7 +190,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run(parse(argv))
+    args = parse(argv)
+    if args.follow:
+        from app.importers.follow import follow  # it imports this module
+
+        return follow(args)
+    return run(args)
 
 
 if __name__ == "__main__":
