@@ -59,7 +59,7 @@ def cp_kv_bytes(m: ModelSpec, t: Training, tp: int) -> float:
     """The K and V block one CP rank passes to the next per ring step of a layer's forward:
     its s/cp positions of the kv heads on its TP rank (Megatron-LM / TransformerEngine
     attention with context parallelism, p2p ring; Liu et al. 2023, Ring Attention §3)."""
-    return 2.0 * rank_tokens(m, t) * m.kv_dim / tp * t.element_bytes
+    return rank_tokens(m, t) * (m.k_dim + m.v_dim) / tp * t.element_bytes
 
 
 def bus_bandwidth_bps(p: Placement, hw: HardwareSpec, sharded: bool = False) -> float:

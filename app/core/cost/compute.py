@@ -99,12 +99,12 @@ def _attention_core_s(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> t
         forward = 0.5 * flops / (peak * 1e12 * fraction)
         return forward, 2.5 * forward
     heads = t.micro_batch_size * m.heads // tp
-    d = m.head_size
+    d, dv = m.qk_dim // m.heads, m.o_dim // m.heads  # head_size twice, unless MLA
     # Megatron-LM CoreAttention (core/transformer/dot_product_attention.py): one baddbmm over
     # the b x a/t heads for QK^T and one bmm for the scores x V, not a GEMM per head.
     q, s = rank_seq(m, t), m.seq_len  # a CP rank's queries against every key
     bmm = gemm_seconds(Gemm(q, s, d, heads, batched=True), hw, t.element_bytes)
-    bmm += gemm_seconds(Gemm(q, d, s, heads, batched=True), hw, t.element_bytes)
+    bmm += gemm_seconds(Gemm(q, dv, s, heads, batched=True), hw, t.element_bytes)
     # Korthikanti et al. 2022 §4.1: the s x s scores are written, then softmax and dropout
     # each read and write them (plus a 1-byte mask): ~5 passes of 2 bytes and 1 of 1.
     scores = heads * q * s
@@ -123,6 +123,8 @@ def elementwise_bytes(m: ModelSpec, t: Training, tp: int) -> float:
     ffn = tokens * m.ffn_hidden / tp
     act = 3 * e * ffn if m.gated_mlp else 2 * e * ffn  # SwiGLU reads gate and up
     rope = 0 if m.learned_positions else 2 * e * tokens * (m.q_dim + 2 * m.kv_dim) / tp
+    if m.mla:  # rotary on the RoPE parts only: every head's query part, the one shared key
+        rope = 2 * e * tokens * m.rope_head_dim * (2 * m.heads / tp + 1)
     return norms + residuals + act + rope
 
 

@@ -38,7 +38,7 @@ class LayerBytes(NamedTuple):
 
 def layer_bytes(m: ModelSpec, t: Training) -> LayerBytes:
     """The per-token terms of the module docstring for one layer of ``m``."""
-    h, f, k, a, s = m.hidden, m.ffn_hidden, m.kv_dim, m.heads, m.seq_len
+    h, f, a, s = m.hidden, m.ffn_hidden, m.heads, m.seq_len
     dropout = t.has_dropout(m.gated_mlp)
     masks = 2.0 * h if dropout else 0.0  # Korthikanti §4.1: the two sbh dropout masks
     wide = 2.0 if t.autocast else 1.0  # autocast: fp32 norms and softmax (Training.autocast)
@@ -47,8 +47,12 @@ def layer_bytes(m: ModelSpec, t: Training) -> LayerBytes:
     norm = 6.0 if t.eager_rmsnorm else 2.0 * wide
     whole = 2.0 * norm * h + 4.0 * h + masks  # norm inputs; attention and MLP inputs
     mlp = _mlp(m, t, f) if not m.experts else _moe_mlp(m, t)
-    q = m.q_dim  # h unless head_dim says otherwise
-    split = 2.0 * q + 4.0 * k + 2.0 * q + mlp  # Q, K and V, projection input, MLP
+    # Q, K and V, the output projection's input, the MLP (q_dim and kv_dim unless MLA)
+    split = 2.0 * m.qk_dim + 2.0 * (m.k_dim + m.v_dim) + 2.0 * m.o_dim + mlp
+    if m.mla:  # the latents (Megatron-core multi_latent_attention.py), on every TP rank:
+        # the Q latent and its norm's output, the KV latent with the RoPE key, and its norm's
+        whole += 4.0 * m.q_lora_rank + 2.0 * (m.kv_lora_rank + m.rope_head_dim)
+        whole += 2.0 * m.kv_lora_rank
     # Korthikanti §4.1: softmax output 2as, its dropout mask as and output 2as (5as with
     # dropout); Dao et al. 2022 §3.1: flash attention stores none of them.
     # Under autocast the softmax output and the dropout's output are fp32: 4as + as + 4as.
@@ -82,11 +86,10 @@ def _op_sac_bytes(m: ModelSpec, t: Training, tp: int) -> float:
     5th and 7th matmul (wq, wv, w1, w2; a GeLU MLP's 5th is fc1 and its 6th is recomputed) and
     the attention's output; under TP the row-parallel w2 output is a whole-h partial sum, and
     under SP both reduce-scatters' outputs are kept too."""
-    h, f, k = m.hidden, m.ffn_hidden, m.kv_dim
+    h, f = m.hidden, m.ffn_hidden
     sp = t.sequence_parallel and tp > 1
     kept = 2.0 * h / (tp if sp else 1)  # the checkpointed layer's input
-    q = m.q_dim
-    kept += (2.0 * q + 2.0 * k + 2.0 * q + 2.0 * f) / tp  # wq, wv, attention output, w1/fc1
+    kept += (2.0 * m.qk_dim + 2.0 * m.v_dim + 2.0 * m.o_dim + 2.0 * f) / tp  # wq, wv, out, w1
     if m.gated_mlp:
         kept += 2.0 * h  # w2's output: whole h (under TP, the partial sums before the reduce)
     if sp and t.sac_saves_reduce_scatter:

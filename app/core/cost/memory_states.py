@@ -17,8 +17,20 @@ def layer_matmul_params(m: ModelSpec) -> int:
     h, f = m.hidden, m.ffn_hidden
     q = m.q_dim  # h unless head_dim says otherwise
     attn = h * (q + 2 * m.kv_dim) + q * h  # QKV (K, V at kv_dim under GQA) and output
+    if m.mla:
+        attn = mla_params(m)
     mlp = (3 if m.gated_mlp else 2) * h * f  # SwiGLU has gate, up and down
     return attn + (moe_mlp_params(m) if m.experts else mlp)
+
+
+def mla_params(m: ModelSpec) -> int:
+    """Multi-head latent attention's matrices (shapes.mla_gemms; DeepSeek-V2 report §2.1):
+    Q down and up (or one full-rank Q), KV down with the RoPE key, KV up, and the output."""
+    h, qk = m.hidden, m.qk_dim
+    q = m.q_lora_rank * (h + qk) if m.q_lora_rank else h * qk
+    kv = h * (m.kv_lora_rank + m.rope_head_dim)
+    kv += m.kv_lora_rank * m.heads * (m.head_size + m.v_head_dim)
+    return q + kv + m.o_dim * h
 
 
 def moe_mlp_params(m: ModelSpec) -> int:
@@ -48,8 +60,8 @@ def layer_params(m: ModelSpec) -> int:
 
 def _layer_params(m: ModelSpec) -> int:
     h = m.hidden
-    if m.gated_mlp:  # Llama: no biases, two RMSNorm weights
-        return layer_matmul_params(m) + 2 * h
+    if m.gated_mlp:  # Llama: no biases, two RMSNorm weights (MLA: and its latents' two)
+        return layer_matmul_params(m) + 2 * h + m.q_lora_rank + m.kv_lora_rank
     # Narayanan et al. 2021 §5.1: 12h^2 + 13h per layer (biases and two LayerNorms).
     return layer_matmul_params(m) + (h + 2 * m.kv_dim) + h + m.ffn_hidden + h + 4 * h
 

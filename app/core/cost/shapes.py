@@ -81,15 +81,32 @@ def layer_gemms(m: ModelSpec, tokens: int, tp: int) -> list[Gemm]:
     MoE model (experts > 0), one of its MoE layers (moe_gemms)."""
     h, f = m.hidden, m.ffn_hidden
     up = 2 if m.gated_mlp else 1  # SwiGLU's gate and up projections (Shazeer 2020 eq. 6)
-    attention = [
+    attention = mla_gemms(m, tokens, tp) if m.mla else [
         Gemm(tokens, (m.q_dim + 2 * m.kv_dim) // tp, h),  # fused QKV
         Gemm(tokens, h, m.q_dim // tp),  # attention output projection
-    ]
+    ]  # fmt: skip
     if m.experts:
         return attention + moe_gemms(m, tokens, tp)
     return attention + [
         Gemm(tokens, f // tp, h, count=up),
         Gemm(tokens, h, f // tp),  # MLP down projection
+    ]
+
+
+def mla_gemms(m: ModelSpec, tokens: int, tp: int) -> list[Gemm]:
+    """Multi-head latent attention's projections on one TP rank (DeepSeek-V2 report eqs. 9-13
+    and 37-38; Megatron-core multi_latent_attention.py): the down projections to the Q and KV
+    latents (the latter with the shared RoPE key) on every TP rank, the up projections
+    column-parallel, the output projection row-parallel."""
+    h, heads = m.hidden, m.heads
+    if m.q_lora_rank:
+        q = [Gemm(tokens, m.q_lora_rank, h), Gemm(tokens, m.qk_dim // tp, m.q_lora_rank)]
+    else:
+        q = [Gemm(tokens, m.qk_dim // tp, h)]
+    return q + [
+        Gemm(tokens, m.kv_lora_rank + m.rope_head_dim, h),
+        Gemm(tokens, heads * (m.head_size + m.v_head_dim) // tp, m.kv_lora_rank),
+        Gemm(tokens, h, m.o_dim // tp),
     ]
 
 
@@ -119,8 +136,9 @@ def logits_gemm(m: ModelSpec, tokens: int, tp: int) -> Gemm:
 
 
 def attention_flops(m: ModelSpec, tokens: int, tp: int) -> float:
-    # Narayanan et al. 2021 eq. 3: QK^T and attention x V, 4bs^2h over the layer's heads.
-    return 4.0 * tokens * m.seq_len * m.q_dim / tp
+    # Narayanan et al. 2021 eq. 3: QK^T and attention x V, 4bs^2h over the layer's heads;
+    # 2bs^2 times Q's width plus 2bs^2 times V's where they differ (MLA's 192 and 128).
+    return 2.0 * tokens * m.seq_len * (m.qk_dim + m.o_dim) / tp
 
 
 def even_chunk_layers(m: ModelSpec, pp: int, chunks: int) -> list[list[int]]:

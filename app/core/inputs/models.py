@@ -1,10 +1,11 @@
 """Model shapes: ModelSpec and the named presets. Frozen specs; the dict is a constant.
 
 ModelSpec is a decoder: head_dim = hidden / heads, one MLP per layer, or (experts > 0) a
-mixture of experts in the MoE layers. What a preset's real architecture has beyond that is
-named beside it as a known small parameter difference; Qwen3-32B is left out, its attention
-being 64 x 128 = 8192 wide on h = 5120, and so is DeepSeek-V3 (MLA attention shapes).
-The MoE presets are in moe_models.py.
+mixture of experts in the MoE layers; attention is multi-head (grouped-query with kv_heads)
+or multi-head latent (DeepSeek's MLA, kv_lora_rank > 0). What a preset's real architecture
+has beyond that is named beside it as a known small parameter difference; Qwen3-32B is left
+out, its attention being 64 x 128 = 8192 wide on h = 5120. The MoE presets are in
+moe_models.py.
 """
 
 from __future__ import annotations
@@ -46,6 +47,38 @@ class ModelSpec:
     head_dim: int = 0
     # The busiest expert's tokens over the mean, as the held model runs (Scenario's knob).
     routing_imbalance: float = 1.0
+    # Multi-head latent attention (DeepSeek-V2 report §2.1, eqs. 9-19): K and V come up from a
+    # kv_lora_rank-wide latent, Q from a q_lora_rank-wide one (0: a full-rank Q); each head's
+    # query and key are head_dim + rope_head_dim wide (the decoupled RoPE part, one shared key
+    # part), its value v_head_dim wide. 0: ordinary multi-head or grouped-query attention.
+    kv_lora_rank: int = 0
+    q_lora_rank: int = 0
+    rope_head_dim: int = 0
+    v_head_dim: int = 0
+
+    @property
+    def mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    @property
+    def qk_dim(self) -> int:
+        """Q's width, and each head's K as attention reads it (MLA: nope + rope parts)."""
+        return self.heads * (self.head_size + self.rope_head_dim) if self.mla else self.q_dim
+
+    @property
+    def k_dim(self) -> int:
+        """K's width per token as attention reads it: kv_dim, or MLA's up-projected keys."""
+        return self.qk_dim if self.mla else self.kv_dim
+
+    @property
+    def v_dim(self) -> int:
+        """V's width per token as attention reads it."""
+        return self.heads * self.v_head_dim if self.mla else self.kv_dim
+
+    @property
+    def o_dim(self) -> int:
+        """The attention output's width: the output projection's input."""
+        return self.heads * self.v_head_dim if self.mla else self.q_dim
 
     @property
     def kv_dim(self) -> int:

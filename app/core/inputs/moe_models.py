@@ -1,6 +1,4 @@
-"""The mixture-of-experts presets: ModelSpec with experts (app.core.inputs.models).
-
-Left out, and why: DeepSeek-V3 (MLA attention shapes are not modelled)."""
+"""The mixture-of-experts presets: ModelSpec with experts (app.core.inputs.models)."""
 
 from __future__ import annotations
 
@@ -35,6 +33,23 @@ def _qwen3_moe(name: str, shape: tuple[int, int, int, int, int]) -> ModelSpec:
     )  # fmt: skip
 
 
+def _deepseek_v3() -> ModelSpec:
+    # deepseek-ai/DeepSeek-V3/config.json: DeepseekV3ForCausalLM, 61 layers, hidden 7,168,
+    # 128 heads of multi-head latent attention (q_lora_rank 1,536, kv_lora_rank 512,
+    # qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128); the first 3 layers
+    # (first_k_dense_replace) dense with intermediate_size 18,432, the other 58 with 256
+    # routed experts (n_routed_experts, num_experts_per_tok 8) of moe_intermediate_size 2,048
+    # and 1 shared; vocab 129,280, untied head. seq 4,096: the report's pre-training length
+    # (DeepSeek-V3 report §4.2). Not expressed: the multi-token-prediction module
+    # (num_nextn_predict_layers 1, 14B parameters on top of the 671B) and node-limited routing.
+    return ModelSpec(
+        "deepseek-v3", 61, 7168, 128, 4096, 129_280, 18432, gated_mlp=True, kv_heads=128,
+        tied_embeddings=False, learned_positions=False, experts=256, top_k=8, expert_ffn=2048,
+        shared_experts=1, first_dense_layers=3, head_dim=128, kv_lora_rank=512,
+        q_lora_rank=1536, rope_head_dim=64, v_head_dim=128,
+    )  # fmt: skip
+
+
 MOE_MODELS: MappingProxyType[str, ModelSpec] = MappingProxyType(
     {
         # (num_hidden_layers, hidden_size, num_attention_heads, intermediate_size)
@@ -44,5 +59,6 @@ MOE_MODELS: MappingProxyType[str, ModelSpec] = MappingProxyType(
         # moe_intermediate_size)
         "qwen3-30b-a3b": _qwen3_moe("qwen3-30b-a3b", (48, 2048, 32, 6144, 768)),
         "qwen3-235b-a22b": _qwen3_moe("qwen3-235b-a22b", (94, 4096, 64, 12288, 1536)),
+        "deepseek-v3": _deepseek_v3(),
     }
 )
