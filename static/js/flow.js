@@ -2,6 +2,7 @@
 import { bandNode } from "./band.js";
 import { bindForm, bindHeader, showErrors } from "./controls.js";
 import { fillCopyAsSlots } from "./copy_as.js";
+import { commGroups, commLines, commPhase, renderCommLegend } from "./flow_comm.js";
 import { bindFlowKeys } from "./flow_keys.js";
 import { captionText, renderChunks, renderKinds } from "./flow_legend.js";
 import { el, num, pct, seconds } from "./fmt.js";
@@ -43,6 +44,8 @@ function lightGrid(t) {
   const computing = [];
   const tail = [];
   const pulse = [];
+  const passing = []; // ranks in an F or B: their CP rings and EP groups communicate
+  const kinds = new Set();
   const tp = s.model.layout.sizes.tp;
   s.byStage.forEach((list, stage) => {
     const e = eventAt(list, t);
@@ -55,27 +58,53 @@ function lightGrid(t) {
     // Megatron's TP all-reduces every F and B; the core's tp_time, when sent, says how long.
     const hasTp = s.model.timeline.tp_time ? tpTime(s.model.timeline, stage, e.kind) > 0 : tp > 1;
     if ((e.kind === "F" || e.kind === "B") && hasTp) pulse.push(...s.stageRanks[stage]);
+    if (e.kind === "F" || e.kind === "B") {
+      passing.push(...s.stageRanks[stage]);
+      kinds.add(e.kind);
+    }
   });
   mini.active = active;
   const d = mini.canvas.dataset;
   d.active = computing.sort((a, b) => a - b).join(",");
   d.tail = tail.sort((a, b) => a - b).join(",");
   d.pulse = pulse.sort((a, b) => a - b).join(",");
+  const groups = commGroups(s.model.layout, s.extra.comm, passing);
+  mini.comm = groups;
+  d.cpRings = groups ? groups.rings.map((g) => g.join(",")).join(";") : "";
+  d.a2a = groups ? [...groups.a2a].sort((a, b) => a - b).join(",") : "";
+  s.commKind = kinds.has("F") ? "F" : "B";
   runPulse(pulse);
+}
+
+// The ring step and the all-to-all under way at this point of the frame's animation.
+function commNow(phase) {
+  const box = $("comm-now");
+  const comm = s.extra.comm;
+  box.hidden = !comm;
+  if (!comm) return;
+  const at = commPhase(comm, Math.min(phase, 0.999));
+  const busy = Boolean(mini.comm);
+  box.classList.toggle("idle", !busy);
+  box.replaceChildren(...commLines(comm, s.commKind, at, s.model.timeline.units));
+  Object.assign(box.dataset, { step: busy ? at.step : 0, a2a: busy ? at.a2a : "" });
 }
 
 // A short fading ring on the TP groups that all-reduce in this step.
 function runPulse(ranks) {
   const began = performance.now();
+  const mine = (s.pulseSeq = (s.pulseSeq ?? 0) + 1); // a newer frame's pulse takes over
   const frame = (now) => {
+    if (mine !== s.pulseSeq) return;
     const phase = (now - began) / 600;
     mini.pulse = phase < 1 && ranks.length ? { ranks, phase } : null;
     mini.draw();
-    if (mini.pulse) requestAnimationFrame(frame);
+    commNow(phase);
+    if (mini.pulse || (phase < 1 && mini.comm)) requestAnimationFrame(frame);
   };
   requestAnimationFrame(frame);
   mini.pulse = ranks.length ? { ranks, phase: 0 } : null;
   mini.draw();
+  commNow(0);
 }
 
 function inflight(t) {
@@ -162,6 +191,8 @@ function filterTimeline() {
   $("filter-rank").textContent = rank === null ? "" : `${rank} (${tr("stage")} ${stage})`;
   return timeline.setData(s.model, s.extra, stage).then(() => {
     renderChunks(s.extra.chunks, $("timeline"));
+    renderCommLegend($("flow-legend"), s.extra.comm);
+    for (const axis of ["cp", "ep"]) $(`legend-comm-${axis}`).hidden = !s.extra.comm?.[axis];
     show(s.k, { updateUrl: false });
   });
 }

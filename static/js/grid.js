@@ -21,6 +21,7 @@ export class RankGrid {
     this.active = null; // flow view: Map rank -> colour of what it runs now
     this.ring = null; // Set of ranks to ring (hovered stage), colour in ringColor
     this.pulse = null; // {ranks:Set, phase:0..1}: TP all-reduce pulse
+    this.comm = null; // flow view: {rings: [[ranks]], a2a: [ranks]}: CP rings, EP groups at work
     bindInput(this);
     canvas.meshscopeGrid = this; // on the element, not a global: tests find cells through it
     // A face listed for a canvas is fetched only once text needs it: draw again when it lands.
@@ -232,6 +233,10 @@ export class RankGrid {
     if (sel !== null && !groups) this.outline([sel], GROUP.self, w + 1);
     if (this.ring) this.outline(this.ring, this.opts.ringColor ?? GROUP.self, w);
     if (this.pulse) this.outline(this.pulse.ranks, `rgba(242, 180, 0, ${1 - this.pulse.phase})`, w + 2);
+    if (this.comm) {
+      if (this.comm.a2a.length) this.outline(this.comm.a2a, GROUP.ep, Math.max(1.5, w - 1));
+      for (const ring of this.comm.rings) this.drawPipeline(ring, GROUP.cp, true);
+    }
     this.publish(groups);
   }
 

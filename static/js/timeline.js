@@ -1,6 +1,7 @@
 import { drawArrow } from "./arrow.js";
 // The pipeline timeline: Plotly bars (one row per pipeline rank, F/B/W and the step's tail),
 // idle shaded as bubble, and an overlay canvas for the cursor and the PP send arrows.
+import { commTraces } from "./flow_comm.js";
 import { KIND } from "./palette.js";
 import { CONFIG, whenPlotly } from "./plot.js";
 import { tr } from "./state.js";
@@ -116,7 +117,9 @@ export class Timeline {
       yaxis: { tickvals: rows, ticktext: rows.map((s) => `${tr("stage")} ${s}`),
         range: [rows[rows.length - 1] + 0.5, rows[0] - 0.5], fixedrange: true },
     };
-    const traces = [idle, ...this.traces(events, chunks), ...this.tpTrace(events), ...this.hiddenDpTrace(events)];
+    const tpOf = (e) => (tl.tp_time ? Math.min(tpTime(tl, e.stage, e.kind), e.end - e.start) : 0);
+    const traces = [idle, ...this.traces(events, chunks), ...this.tpTrace(events),
+      ...commTraces(events, extra?.comm, tpOf), ...this.hiddenDpTrace(events)];
     const Plotly = await whenPlotly();
     await Plotly.react(this.div, traces, layout, CONFIG);
     this.div.dataset.events = String(events.length);
