@@ -205,6 +205,9 @@ def edit(cfg, **changes):
         (edit(OPT_13B, hidden_size=1024, ffn_dim=4096, num_attention_heads=16,
               num_hidden_layers=24, word_embed_proj_dim=512), "word_embed_proj_dim",
          "not modelled"),
+        # DeepSeek-V3: its MLA ranks are not query fields; the refusal points at the preset.
+        (edit(LLAMA31_8B, architectures=["DeepseekV3ForCausalLM"], kv_lora_rank=512),
+         "architectures", "model=deepseek-v3"),
         (edit(LLAMA31_8B, num_attention_heads=31), "num_attention_heads", "divide"),
         (edit(LLAMA31_8B, num_key_value_heads=3), "num_key_value_heads", "divide"),
         (edit(LLAMA31_8B, num_key_value_heads=64), "num_key_value_heads", "divide"),

@@ -151,6 +151,14 @@ MODEL_TYPES: Mapping[str, str] = {
 }
 
 
+# Architectures the core prices only as a preset: their attention has no query fields.
+PRESET_ONLY = {
+    name: f"{name}'s multi-head latent attention is priced as the deepseek-v3 preset "
+    "(model=deepseek-v3); its ranks are not query fields, so the config cannot be imported"
+    for name in ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
+}
+
+
 def architecture(cfg: Config) -> str:
     """The supported architecture a config names, else a refusal listing the supported."""
     names = cfg.get("architectures")
@@ -159,6 +167,10 @@ def architecture(cfg: Config) -> str:
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise HFConfigError("architectures", "must be a list of class names")
         known = [n for n in names if n in ARCHITECTURES]
+        if not known and any(n in PRESET_ONLY for n in names):
+            raise HFConfigError(
+                "architectures", PRESET_ONLY[next(n for n in names if n in PRESET_ONLY)]
+            )
         if not known:
             shown = ", ".join(names)[:80] or "none"
             raise HFConfigError(
