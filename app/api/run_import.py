@@ -39,6 +39,7 @@ COST_BYTES = 64 << 20  # a heavy slot per 64 MiB uploaded: ~2 s of parsing, as a
 router = APIRouter(tags=["runs"])
 Admit = Annotated[Admission, Depends(heavy)]
 Axis = Annotated[int | None, Query(ge=1, le=65536)]
+OCTETS, BINARY = "application/octet-stream", {"type": "string", "format": "binary"}
 WHY = {
     401: "No ingest token shown (Authorization: Bearer TOKEN)",
     403: "The ingest token is wrong, or this server has none",
@@ -62,6 +63,7 @@ def require_ingest(request: Request) -> None:
     summary="Import an uploaded trace, log or .tar of them as a run (the ingest token needed)",
     dependencies=[Depends(require_ingest)],
     responses={**responses(401, 403, 413, 422, 503, why=WHY), **BUSY},
+    openapi_extra={"requestBody": {"required": True, "content": {OCTETS: {"schema": BINARY}}}},
 )
 async def import_upload(
     request: Request,
