@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.api.hardware import Registry, RegistryDep
 from app.api.limits import Admission, heavy
 from app.core.cost import flops
-from app.core.evaluate.planner import candidates, plan
+from app.core.evaluate.planner import plan, searched
 from app.core.evaluate.planner_search import KNOB_FIELDS as KNOBS
 from app.core.evaluate.planner_trust import (
     DEFAULT_HEADROOM,
@@ -49,6 +49,10 @@ class PlanQuery(BaseModel):
     gpus: int = Field(64, ge=1, le=16_384)
     global_batch: int = Field(512, ge=1, le=65_536, description="sequences per step")
     top: int = Field(10, ge=1, le=20)
+    seq_len: int | None = Field(
+        None, ge=1, le=1 << 20, description="tokens per sequence (default: the model's); "
+        "above 8,192 the planner also searches context parallelism (cp)",
+    )  # fmt: skip
     headroom: float = Field(
         DEFAULT_HEADROOM,
         ge=0.0,
@@ -137,7 +141,7 @@ router = APIRouter(tags=["plan"])
 
 @router.get(
     "/api/plan",
-    summary="The best (dp, tp, pp, schedule, v, micro-batch, zero, recompute) that fit",
+    summary="The best (dp, tp, pp, cp, ep, schedule, v, micro-batch, zero, recompute) that fit",
     responses={
         422: {"description": "A parameter is invalid; `detail` names it and why"},
         429: {"description": "Too many heavy requests at once; retry after `Retry-After` s"},
@@ -173,16 +177,25 @@ def run_plan(
             "unknown hardware preset {hardware}; one of: {known}",
             hardware=echo(q.hardware), known=", ".join(registry),
         )  # fmt: skip
-    if max_candidates is not None:
-        pool = len(candidates(MODELS[q.model], registry[q.hardware], q.gpus, q.global_batch))
-        if pool > max_candidates:
-            raise ScenarioError.keyed(
-                "gpus", "plan.pool_bound",
-                "{gpus} GPUs at global_batch {batch} give {pool} configurations to search, "
-                "more than this server's bound of {bound}; choose a GPU count with fewer "
-                "divisors or a smaller batch",
-                gpus=q.gpus, batch=q.global_batch, pool=pool, bound=max_candidates,
-            )  # fmt: skip
+    # Counted once and handed to plan(), which would otherwise build it again.
+    shape = None if q.seq_len is None else {"seq_len": q.seq_len}
+    search = searched(q.model, q.hardware, q.gpus, q.global_batch, registry, shape)
+    pool = search[1]
+    if max_candidates is not None and len(pool) > max_candidates:
+        raise ScenarioError.keyed(
+            "gpus", "plan.pool_bound",
+            "{gpus} GPUs at global_batch {batch} give {pool} configurations to search, "
+            "more than this server's bound of {bound}; choose a GPU count with fewer "
+            "divisors or a smaller batch",
+            gpus=q.gpus, batch=q.global_batch, pool=len(pool), bound=max_candidates,
+        )  # fmt: skip
     judge = unjudged if fidelity is None else judge_of(fidelity.rows())
-    result = plan(q.model, q.hardware, q.gpus, q.global_batch, q.top, registry, q.headroom, judge)
+    result = plan(
+        q.model, q.hardware, q.gpus, q.global_batch, q.top, registry, q.headroom, judge, search,
+        shape,
+    )  # fmt: skip
+    for row in (*result["results"], *result["not_fitting"]):
+        # plan()'s rows keep the 3D fields its golden answers pin; cp and ep are read here
+        # from each row's scenario (its query leaves out the defaults, 1).
+        row["cp"], row["ep"] = (int(row["query"].get(k, 1)) for k in ("cp", "ep"))
     return {**result, "judged": fidelity is not None}

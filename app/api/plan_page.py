@@ -104,7 +104,9 @@ def build_plan(
         errors.update(errors_by_field(exc, lang, catalog))
     result = None
     try:
-        query = PlanQuery.model_validate({k: v for k, v in params.items() if k != "lang"})
+        # An empty sequence length is the form's "the model's own" (PlanQuery's None).
+        given = {k: v for k, v in params.items() if k != "lang" and (k, v) != ("seq_len", "")}
+        query = PlanQuery.model_validate(given)
         result = run_plan(query, registry, max_candidates, fidelity)
     except ValidationError as exc:
         errors.update(errors_by_field(exc, lang, catalog))

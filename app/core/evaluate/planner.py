@@ -20,6 +20,7 @@ from typing import Any
 
 from app.core import schedules
 from app.core.evaluate.one_scenario import Registry, prepare
+from app.core.evaluate.planner_axes import pool as search_pool
 from app.core.evaluate.planner_forms import frontier as _frontier
 from app.core.evaluate.planner_forms import makespan as _makespan
 from app.core.evaluate.planner_forms import peak_inflight as _peak_inflight
@@ -37,7 +38,8 @@ from app.core.evaluate.planner_trust import (
     unjudged,
 )
 from app.core.evaluate.planner_why import framework_notes, reason_text, why_of
-from app.core.inputs.presets import HARDWARE, MODELS
+from app.core.inputs import specs
+from app.core.inputs.presets import HARDWARE, MODELS, ModelSpec
 from app.core.inputs.scenario import Scenario, ScenarioError
 from app.core.schedules import ScheduleName
 
@@ -51,18 +53,47 @@ __all__ = [
 # scheduled into the bubbles; DualPipe(V) run 1F1B's micro-batches in both directions.
 SIBLINGS = {"interleaved": ("interleaved-zb",), "1f1b": ("dualpipev", "dualpipe")}
 SIBLING_NAMES = frozenset(n for names in SIBLINGS.values() for n in names)
+# Scenario fields of a model's shape (scenario.ARCH_FIELDS, MOE_FIELDS) by name.
+ModelFields = dict[str, Any]
 # Candidates simulated, whatever ``top`` asks (the API's top is at most 20).
 SHORTLIST = 24
 
 
-def scenario_of(c: Candidate, model: str, hardware: str, batch: int) -> Scenario:
+def scenario_of(
+    c: Candidate, model: str, hardware: str, batch: int, shape: ModelFields | None = None
+) -> Scenario:
+    """The candidate as a scenario (its share link); ``shape``: Scenario fields that edit the
+    preset or describe a custom model (ARCH_FIELDS, MOE_FIELDS: e.g. seq_len), if any.
+    cp, ep and order are left out of the query where they are the defaults (3D rows)."""
+    five = {"cp": c.cp, "ep": c.ep, "order": c.order} if c.cp > 1 or c.ep > 1 else {}
     return Scenario(
         dp=c.dp, tp=c.tp, pp=c.pp, schedule=c.schedule, virtual_stages=c.v,
         microbatches=c.microbatches(batch), micro_batch_size=c.mbs, zero=c.zero,
         recompute=c.recompute, model=model, hardware=hardware, sequence_parallel=c.sp,
         tp_comm_overlap=c.tp_overlap, overlap_grad_reduce=c.grad_overlap,
-        overlap_param_gather=c.param_overlap,
+        overlap_param_gather=c.param_overlap, **five, **(shape or {}),
     )  # fmt: skip
+
+
+def searched(
+    model: str,
+    hardware: str,
+    gpus: int,
+    batch: int,
+    registry: Registry = HARDWARE,
+    shape: ModelFields | None = None,
+) -> tuple[Pass, list[Candidate]]:
+    """The plan's closed-form pass and the pool it ranks (planner_axes.pool), which a caller
+    may count against a bound before handing both to plan()."""
+    m, hw = model_of(model, shape), registry[hardware]
+    closed = Pass(m, hw, batch)
+    return closed, search_pool(m, hw, gpus, batch, closed)
+
+
+def model_of(model: str, shape: ModelFields | None = None) -> ModelSpec:
+    """The preset, or the model its scenario describes with ``shape`` (specs.model_of, so
+    the closed-form pass and the simulated rows price one model)."""
+    return specs.model_of(Scenario(model=model, **shape)) if shape else MODELS[model]
 
 
 def _siblings(c: Candidate, batch: int) -> list[Candidate]:
@@ -81,18 +112,28 @@ def _siblings(c: Candidate, batch: int) -> list[Candidate]:
 
 
 def _simulated(
-    c: Candidate, model: str, hardware: str, batch: int, registry: Registry
+    c: Candidate,
+    model: str,
+    hardware: str,
+    batch: int,
+    registry: Registry,
+    cache: dict,
+    shape: ModelFields | None = None,
 ) -> dict[str, Any] | None:
     """The exact (simulated) cost numbers of one candidate, without the layout's JSON; None
-    for a sibling whose scenario is refused (e.g. too few layers for DualPipeV's 2p chunks)."""
-    s = scenario_of(c, model, hardware, batch)
+    for a sibling whose scenario is refused (e.g. too few layers for DualPipeV's 2p chunks).
+    ``cache``: the plan's own (prepare keeps what a pipeline shape alone decides in it)."""
+    s = scenario_of(c, model, hardware, batch, shape)
     try:
-        _, _, cost = prepare(s, registry)
+        _, _, cost = prepare(s, registry, cache)
     except ScenarioError:
         if c.schedule in SIBLING_NAMES:
             return None
         raise
-    return {**cost.sections, "query": s.query(), "scenario": s.model_dump(mode="json"),
+    # Scenario.query leaves out the default model; beside shape fields that would read as a
+    # custom model (Scenario._shape_without_model_is_custom), so the link names it.
+    query = {"model": model, **s.query()} if shape else s.query()
+    return {**cost.sections, "query": query, "scenario": s.model_dump(mode="json"),
             "bubble_fraction": cost.timeline.bubble_fraction}  # fmt: skip
 
 
@@ -105,14 +146,20 @@ def plan(
     registry: Registry = HARDWARE,
     headroom: float = DEFAULT_HEADROOM,
     judge: Judge = unjudged,
+    search: tuple[Pass, list[Candidate]] | None = None,
+    shape: ModelFields | None = None,
 ) -> dict[str, Any]:
     """Rank every valid configuration; the best SHORTLIST are simulated exactly and the first
     ``top`` of them returned. ``hardware`` names an entry of ``registry`` (the presets, plus
     the server's loaded profiles); ``headroom``: the share of HBM a row must leave free not to
-    be tight; ``judge``: what the published runs say of a row (planner_trust)."""
-    m, hw = MODELS[model], registry[hardware]
+    be tight; ``judge``: what the published runs say of a row (planner_trust); ``search``:
+    searched(...) when the caller has counted its pool already (app/api/plan.py);
+    ``shape``: Scenario fields editing the preset (e.g. seq_len) or describing a custom
+    model (model="custom"), as scenario_of puts them in every row's query."""
+    hw = registry[hardware]
     capacity = hw.hbm_gib * (1 << 30)
-    pool = candidates(m, hw, gpus, global_batch)
+    closed, pool = search or searched(model, hardware, gpus, global_batch, registry, shape)
+    cache: dict[tuple, Any] = {}  # this plan's, for prepare: nothing outlives the call
     verdicts: dict[Shape, Verdict] = {}
 
     def verdict(c: Candidate) -> Verdict:
@@ -127,7 +174,6 @@ def plan(
         return -rank_speed(tokens, tight, verdict(c).band), tight
 
     # planner_pass: estimate's numbers, the speed priced only where the memory fits.
-    closed = Pass(m, hw, global_batch)
     peaks = list(zip(closed.peaks(pool), pool, strict=True))
     fitting = [(closed.tokens_per_s(c), peak, c) for peak, c in peaks if peak <= capacity]
     fitting.sort(key=lambda x: rank(*x))
@@ -135,13 +181,14 @@ def plan(
     shortlist = [c for _, _, c in fitting[:SHORTLIST]]
     extra = [s for c in shortlist for s in _siblings(c, global_batch)]
     shortlist += extra
-    views = [(_simulated(c, model, hardware, global_batch, registry), c) for c in shortlist]
+    args = (model, hardware, global_batch, registry, cache, shape)
+    views = [(_simulated(c, *args), c) for c in shortlist]
     views = [x for x in views if x[0] is not None and x[0]["memory"]["fits"]]
     views.sort(key=lambda x: rank(x[0]["tokens_per_s"], x[0]["memory"]["peak_bytes"], x[1]))
     views = views[:top]
     best = views[0][0]["tokens_per_s"] if views else 1.0
     rows = [_row(v, c, best, i, headroom, verdict(c)) for i, (v, c) in enumerate(views)]
-    closest = [(_simulated(c, model, hardware, global_batch, registry), c) for _, c in misfits[:3]]
+    closest = [(_simulated(c, *args), c) for _, c in misfits[:3]]
     return {
         "model": model,
         "hardware": hardware,

@@ -48,14 +48,14 @@ class Pass:
     def _parts(self, c: Candidate) -> tuple[Training, ModelSpec, int, list[list[int]]]:
         # The schedule, v and pp are no Training fields: one per such group of candidates.
         t = self._cached(("training", *_training_key(c)), lambda: c.training(self.batch))
-        # As cost.predict.price holds it: the vocabulary padded for this tp.
-        m = self._cached(("held", c.tp, t.vocab_multiple), lambda: (
-            shapes.as_held(self.m, c.tp, t.vocab_multiple)))  # fmt: skip
+        # As cost.predict.price holds it: the vocabulary padded for this tp, experts/ep.
+        m = self._cached(("held", c.tp, t.vocab_multiple, c.ep), lambda: (
+            shapes.as_held(self.m, c.tp, t.vocab_multiple, c.ep)))  # fmt: skip
         split = self._cached(("split", c.pp, c.v), lambda: shapes.even_chunk_layers(m, c.pp, c.v))
         return t, m, t.microbatches, split
 
     def _params(self, c: Candidate, m: ModelSpec, split: list[list[int]]) -> list[int]:
-        return self._cached(("params", c.pp, c.tp, c.v), lambda: memory.rank_params(
+        return self._cached(("params", c.pp, c.tp, c.v, c.ep), lambda: memory.rank_params(
             m, c.pp, c.tp, c.v, c.pp - 1, split))  # fmt: skip
 
     def peaks(self, pool: list[Candidate]) -> list[float]:
@@ -65,7 +65,7 @@ class Pass:
         (``held``), so the call's per-call work (rates, floor) is paid once per group."""
         groups: dict[tuple, list[int]] = {}
         for i, c in enumerate(pool):
-            groups.setdefault((c.tp, *_training_key(c)), []).append(i)
+            groups.setdefault((c.tp, c.ep, *_training_key(c)), []).append(i)
         out = [0.0] * len(pool)
         for members in groups.values():
             self._price(pool, members, out)
@@ -81,7 +81,8 @@ class Pass:
             # A candidate's rows read its shape, the parameters' (pp, tp, v) and the W
             # share's knobs (the rest of the group's Training is the same).
             micro = batch // (c.dp * c.mbs)
-            key = ("rows", c.schedule, c.pp, c.v, micro, c.tp, c.mbs, c.recompute, c.sp)
+            key = ("rows", c.schedule, c.pp, c.v, micro, c.tp, c.mbs, c.recompute, c.sp, c.cp,
+                   c.ep)  # fmt: skip
             block = memo.get(key)
             if block is None:
                 block = memo[key] = self._block(c)
@@ -106,7 +107,7 @@ class Pass:
         # What each stage keeps, as memory.stage_memory reckons it: the split-backward
         # frontier's peak at w_pass_share, else in-flight micro-batches x its largest chunk.
         if held is not None:
-            share = self._cached(("w_share", c.tp, c.mbs, c.recompute, c.sp), lambda: (
+            share = self._cached(("w_share", c.tp, c.mbs, c.recompute, c.sp, c.cp, c.ep), lambda: (
                 memory.w_pass_share(m, t, c.tp)))  # fmt: skip
             kept = [max(f + share * w for f, w in row) for row in held]
         else:
@@ -145,11 +146,11 @@ class Pass:
         """estimate's tokens_per_s: the closed-form makespan plus the tail."""
         t, m, micro, split = self._parts(c)
         hw = self.hw
-        layout = self._cached(("layout", c.dp, c.tp, c.pp), lambda: Layout(
-            dp=c.dp, tp=c.tp, pp=c.pp, gpus_per_node=hw.gpus_per_node))  # fmt: skip
+        layout = self._cached(("layout", c.dp, c.tp, c.pp, c.cp, c.ep), lambda: (
+            c.layout(hw.gpus_per_node)))  # fmt: skip
         # Durations read the ZeRO stage only for ZeRO-3's gathers (durations._gather_s) and
         # never the schedule or the micro-batch count (as in planner_search.estimate).
-        mesh = (c.dp, c.tp, c.pp, c.v, c.mbs, c.recompute, c.sp, c.tp_overlap)
+        mesh = (c.dp, c.tp, c.pp, c.v, c.mbs, c.recompute, c.sp, c.tp_overlap, c.cp, c.ep)
         stage_d = self._cached(("d", *mesh, c.zero >= 3, c.param_overlap), lambda: (
             self._stage_durations(m, t, layout, c.v, c.pp - 1)))  # fmt: skip
         slowest = self._cached(("slowest", *mesh, c.zero >= 3, c.param_overlap), lambda: (
@@ -164,7 +165,7 @@ class Pass:
 def _training_key(c: Candidate) -> tuple:
     """What of a candidate its Training reads (Candidate.training)."""
     return (c.dp, c.mbs, c.zero, c.recompute, c.sp, c.tp_overlap, c.grad_overlap,
-            c.param_overlap)  # fmt: skip
+            c.param_overlap, c.cp)  # fmt: skip
 
 
 def _rows(pp: int, split: list[list[int]], params: list[int], kept: list) -> list[int]:

@@ -15,7 +15,7 @@ from app.core.evaluate.planner_forms import frontier, makespan, peak_inflight
 from app.core.inputs.presets import HardwareSpec, ModelSpec
 from app.core.inputs.specs import tp_splits
 from app.core.inputs.training import Training
-from app.core.layout.topology import Layout
+from app.core.layout.topology import Layout, parse_order
 
 SCHEDULES = (
     ("1f1b", 1), ("zb-h1", 1), ("zb-h2", 1), ("interleaved", 2), ("interleaved", 4),
@@ -30,6 +30,8 @@ MAX_PLAN_SLOTS = 16_384
 # The Scenario's own bound on microbatches (inputs/scenario.py): a row past it could not be
 # opened as a scenario, and was answered as a 422 naming a field the planner has not got.
 MAX_MICROBATCHES = 4096
+# Rank orders (layout/topology.py ORDER_PRESETS): 3D candidates keep the Scenario's default.
+ORDER_3D, ORDER_5D = "tp-pp-dp", "megatron-5d"
 # Candidate's knobs by the Scenario fields they set.
 KNOB_FIELDS = (
     "sequence_parallel", "tp_comm_overlap", "overlap_grad_reduce", "overlap_param_gather",
@@ -51,6 +53,10 @@ class Candidate:
     tp_overlap: bool = False
     grad_overlap: bool = False
     param_overlap: bool = False
+    # Context- and expert-parallel sizes (planner_axes searches them): cp splits every
+    # sequence, ep the experts, folded over dp x cp as Megatron's expert grid.
+    cp: int = 1
+    ep: int = 1
 
     @property
     def knobs(self) -> tuple[str, ...]:
@@ -66,6 +72,19 @@ class Candidate:
             self.mbs, self.microbatches(global_batch), "bf16", self.zero, self.recompute,
             sequence_parallel=self.sp, tp_comm_overlap=self.tp_overlap,
             overlap_grad_reduce=self.grad_overlap, overlap_param_gather=self.param_overlap,
+            cp=self.cp,
+        )  # fmt: skip
+
+    @property
+    def order(self) -> str:
+        """The rank order: the article's tp-pp-dp in 3D; with cp or ep, Megatron's
+        tp-cp-ep-dp-pp, whose pp-last grid the expert groups fold over (layout/mesh.py)."""
+        return ORDER_3D if self.cp == self.ep == 1 else ORDER_5D
+
+    def layout(self, gpus_per_node: int) -> Layout:
+        return Layout(
+            dp=self.dp, tp=self.tp, pp=self.pp, order=parse_order(self.order),
+            gpus_per_node=gpus_per_node, cp=self.cp, ep=self.ep,
         )  # fmt: skip
 
 
@@ -94,22 +113,37 @@ def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
+def tp_sizes(m: ModelSpec, hw: HardwareSpec, gpus: int) -> list[int]:
+    """TP sizes inside one node that split the model (and each expert: specs.check_moe)."""
+    return [
+        tp for tp in _divisors(min(gpus, hw.gpus_per_node))
+        if tp_splits(m, tp) and not gpus % tp and not (m.experts and m.moe_width % tp)
+    ]  # fmt: skip
+
+
 def candidates(m: ModelSpec, hw: HardwareSpec, gpus: int, batch: int) -> list[Candidate]:
-    """The article's placement: TP stays inside a node, PP and DP take the rest."""
+    """The article's placement: TP stays inside a node, PP and DP take the rest (cp = ep = 1;
+    planner_axes.pool adds the other sizes)."""
     out = []
-    for tp in _divisors(min(gpus, hw.gpus_per_node)):
-        if not tp_splits(m, tp) or gpus % tp:
-            continue
+    for tp in tp_sizes(m, hw, gpus):
         for pp in _divisors(gpus // tp):
             dp = gpus // (tp * pp)
             if pp > m.layers or batch % dp:
                 continue
-            for (name, v), mbs, zero, rc in product(
-                SCHEDULES, MICRO_BATCH_SIZES, (0, 1, 2, 3), RECOMPUTE
-            ):
-                c = Candidate(dp, tp, pp, name, v, mbs, zero, rc, **knobs(m, tp, dp, zero))
-                if _runnable(c, m, batch):
-                    out.append(c)
+            out += mesh_candidates(m, batch, dp, tp, pp)
+    return out
+
+
+def mesh_candidates(
+    m: ModelSpec, batch: int, dp: int, tp: int, pp: int, cp: int = 1, ep: int = 1
+) -> list[Candidate]:
+    """Every runnable schedule, micro-batch size, ZeRO stage and recompute on one mesh."""
+    out = []
+    for (name, v), mbs, zero, rc in product(SCHEDULES, MICRO_BATCH_SIZES, (0, 1, 2, 3), RECOMPUTE):
+        on = knobs(m, tp, dp, zero)
+        c = Candidate(dp, tp, pp, name, v, mbs, zero, rc, **on, cp=cp, ep=ep)
+        if _runnable(c, m, batch):
+            out.append(c)
     return out
 
 
@@ -141,12 +175,12 @@ def estimate(
     by the thousands of candidates one plan scores."""
     memo = {} if memo is None else memo
     t = c.training(batch)
-    m = shapes.as_held(m, c.tp, t.vocab_multiple)  # as cost.predict.price holds it
-    layout = Layout(dp=c.dp, tp=c.tp, pp=c.pp, gpus_per_node=hw.gpus_per_node)
+    m = shapes.as_held(m, c.tp, t.vocab_multiple, c.ep)  # as cost.predict.price holds it
+    layout = c.layout(hw.gpus_per_node)
     micro, head = t.microbatches, c.pp - 1
     # Mean chunk per rank. Durations read the ZeRO stage only for ZeRO-3's gathers
     # (durations._gather_s) and never the schedule or the micro-batch count.
-    mesh = (c.dp, c.tp, c.pp, c.v, c.mbs, c.recompute, c.sp, c.tp_overlap)
+    mesh = (c.dp, c.tp, c.pp, c.v, c.mbs, c.recompute, c.sp, c.tp_overlap, c.cp, c.ep)
     stage_d, _ = _cached(memo, ("d", *mesh, c.zero >= 3, c.param_overlap), lambda: (
         durations.stage_durations(m, hw, t, layout, c.v, head)))  # fmt: skip
     slowest = max(stage_d, key=lambda d: d.f + d.b + d.w)
@@ -157,7 +191,7 @@ def estimate(
     held = _cached(memo, ("held", *shape), lambda: frontier(c, micro, split))
     inflight = _cached(memo, ("inflight", *shape), lambda: peak_inflight(c, micro))
     par = (c.dp, c.tp, c.pp)
-    params = _cached(memo, ("params", c.pp, c.tp, c.v), lambda: memory.rank_params(
+    params = _cached(memo, ("params", c.pp, c.tp, c.v, c.ep), lambda: memory.rank_params(
         m, c.pp, c.tp, c.v, head, split))  # fmt: skip
     # hw: the per-process floor and the allocator's share count, as on the scenario's page.
     stages = memory.stage_memory(

@@ -105,11 +105,11 @@ class ModelSpec:
         """How many layers carry experts (the rule in the class comment)."""
         if not self.experts:
             return 0
-        return sum(
-            1
-            for layer in range(self.first_dense_layers, self.layers)
-            if (layer + 1) % self.moe_every == 0
-        )
+        # Layers l in [first_dense_layers, layers) with (l + 1) % moe_every == 0: the multiples
+        # of moe_every in (first_dense_layers, layers], counted in closed form (the cost model
+        # asks this of every layer kind it prices, thousands of times per plan).
+        every = self.moe_every
+        return max(0, self.layers // every - self.first_dense_layers // every)
 
 
 def _gpt(name: str, layers: int, hidden: int, heads: int, seq: int = 2048) -> ModelSpec:
