@@ -24,6 +24,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from app.api.ingest import bearer_ok
 from app.api.limits import BUSY, Admission, heavy
@@ -95,6 +96,8 @@ async def import_upload(
         stored = await live.writer.call(store_run, live.store, info, records, summary)
     except TraceError as err:
         return unprocessable([issue(["body", name], str(err), "file_refused")])
+    except ClientDisconnect:  # the page was closed mid-upload: nothing stored, nobody to tell
+        return JSONResponse({"detail": "the upload was cut off"}, 400)
     finally:
         await run_in_threadpool(shutil.rmtree, staged, True)
     body = {"run": info.run, "url": f"/runs/{info.run}", "bytes": size, "ranks": info.world_size,

@@ -92,6 +92,12 @@ def test_a_body_over_the_cap_is_413_with_the_cap_named(tmp_path):
     with client(tmp_path, max_import_bytes=2**20) as c:
         res = upload(c, b"x" * (2**20 + 1), "big.log")
         assert res.status_code == 413 and str(2**20) in res.json()["detail"]
+        # Sent chunked, with no Content-Length: counted as it arrives, refused past the cap.
+        chunks = (b"x" * 65536 for _ in range(17))
+        res = c.post("/api/runs/import", params={"run": "up", "name": "big.log"},
+                     content=chunks, headers=AUTH)  # fmt: skip
+        assert res.status_code == 413 and str(2**20) in res.json()["detail"]
+        assert c.get("/api/runs").json()["runs"] == []
         # Every other route keeps the small cap: the upload's is for its own path only.
         res = c.post("/api/hardware/validate", content=b"x" * (2**20 + 1))
         assert res.status_code == 413
