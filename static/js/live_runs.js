@@ -53,4 +53,6 @@ async function refresh() {
 
 for (const td of document.querySelectorAll("td.when")) td.textContent = ago(Number(td.dataset.t));
 setInterval(refresh, REFRESH_MS);
+// An upload on this page (run_upload.js) shows its run at once, not at the next tick.
+document.addEventListener("runs:changed", refresh);
 document.getElementById("lang-toggle").addEventListener("click", (ev) => switchLang(ev.currentTarget.dataset.to));

@@ -93,6 +93,7 @@ function done(body) {
   $("upload-status").append(" ", link);
   $("upload-summary").textContent = body.summary;
   $("upload-summary").hidden = false;
+  document.dispatchEvent(new Event("runs:changed")); // live_runs.js refreshes the table
 }
 
 function send(ev) {

@@ -67,6 +67,8 @@ def test_traces_chosen_on_runs_become_the_run(context, watch, base, lang, width)
     assert sorted((r["rank"], r["step"]) for r in steps) == [
         (k, s) for k in range(4) for s in range(3)
     ]
+    # The table lists the run at once (live_runs.js refreshes on the page's event).
+    page.wait_for_selector(f'#runs-table tr[data-run="{run}"]')
     # Nothing wider than the screen on a phone: the card wraps.
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     shot(page, f"run_upload_{lang}_{width}")
