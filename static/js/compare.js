@@ -13,8 +13,15 @@ import { defaults, tr } from "./state.js";
 const $ = (id) => document.getElementById(id);
 const data = JSON.parse($("page-data").textContent);
 const lang = data.state.lang;
-const EDIT = [["dp", "n"], ["tp", "n"], ["pp", "n"], ["schedule", "schedules"], ["microbatches", "n"],
+const EDIT_3D = [["dp", "n"], ["tp", "n"], ["pp", "n"], ["schedule", "schedules"], ["microbatches", "n"],
   ["virtual_stages", "n"], ["model", "models"], ["hardware", "hardware"]];
+// Context and expert parallelism and the routing imbalance get their own boxes once any
+// column sets one (typed into "more"); a 3D comparison keeps its eight.
+const EDIT_5D = [["cp", "n"], ["ep", "n"], ["routing_imbalance", "n"]];
+const editFields = () => {
+  const used = cmp?.members?.some((m) => EDIT_5D.some(([f]) => f in (m.query ?? {})));
+  return used ? [...EDIT_3D, ...EDIT_5D] : EDIT_3D;
+};
 let cmp = data.comparison;
 let seq = 0;
 const picked = new Set();
@@ -134,7 +141,8 @@ const explicit = (qs) => go(qs.map((q) => ["s", enc(q)]));
 function edit(i, name, value) {
   const qs = queries();
   if (name === "more") {
-    for (const k of Object.keys(qs[i])) if (!EDIT.some(([f]) => f === k)) delete qs[i][k];
+    const fields = editFields();
+    for (const k of Object.keys(qs[i])) if (!fields.some(([f]) => f === k)) delete qs[i][k];
     for (const [k, v] of new URLSearchParams(value)) if (!isDefault(k, v)) qs[i][k] = v;
   } else if (isDefault(name, value)) delete qs[i][name];
   else qs[i][name] = value;
@@ -159,8 +167,9 @@ function control(m, name, kind) {
 
 function editor(m) {
   const form = el("form", { class: "cmp-editor", autocomplete: "off", onsubmit: "return false" });
-  for (const [name, kind] of EDIT) form.append(control(m, name, kind));
-  const rest = Object.entries(m.query).filter(([k]) => !EDIT.some(([f]) => f === k));
+  const fields = editFields();
+  for (const [name, kind] of fields) form.append(control(m, name, kind));
+  const rest = Object.entries(m.query).filter(([k]) => !fields.some(([f]) => f === k));
   const more = el("label", { class: "ctl more" });
   const input = el("input", { type: "text", name: "more", value: enc(rest), placeholder: "zero=1&recompute=full" });
   input.dataset.index = String(m.index);
@@ -216,7 +225,8 @@ function column(m) {
     head.append(rm);
   }
   const sc = m.scenario;
-  card.append(head, el("p", { class: "muted" }, `DP×TP×PP = ${sc.dp}×${sc.tp}×${sc.pp} · ${sc.schedule} · m = ${sc.microbatches}`));
+  const axes = sc.cp > 1 || sc.ep > 1 ? ` · CP = ${sc.cp} · EP = ${sc.ep}` : "";
+  card.append(head, el("p", { class: "muted" }, `DP×TP×PP = ${sc.dp}×${sc.tp}×${sc.pp}${axes} · ${sc.schedule} · m = ${sc.microbatches}`));
   if (editable()) card.append(editor(m));
   else {
     const box = el("label", { class: "pick" });

@@ -5,6 +5,7 @@ are the layout's own, the step count and durations the core's, and a 3D flow sho
 from __future__ import annotations
 
 import re
+from urllib.parse import urlencode
 
 import pytest
 
@@ -148,3 +149,25 @@ def test_a_cp_trend_plots_time_and_memory_and_keeps_the_refused_point(page, base
     assert literal(lang, "err.scenario.cp_chunks") in page.inner_text("#point-panel")
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
     shot(page, f"trend-cp-{width}-{lang}")
+
+
+def test_compare_offers_cp_and_ep_boxes_once_a_column_sets_one(page, base_url):
+    """A 3D comparison keeps its eight boxes; cp typed into "more" adds cp, ep and the routing
+    imbalance boxes, and editing cp there changes that column's scenario."""
+    start = urlencode([("s", "dp=2&pp=2"), ("s", "dp=4&pp=2")])
+    page.goto(f"{base_url}/compare?{start}", wait_until="domcontentloaded")
+    page.wait_for_selector("body[data-ready=compare]")
+    col = '#columns article[data-index="1"]'
+    assert page.locator(f'{col} input[name="cp"]').count() == 0
+    more = page.locator(f'{col} input[name="more"]')
+    more.fill("cp=2")
+    more.press("Enter")
+    page.wait_for_function(f"document.querySelector('{col}').dataset.query.includes('cp=2')")
+    for name in ("cp", "ep", "routing_imbalance"):
+        assert page.locator(f'{col} input[name="{name}"]').count() == 1, name
+    assert "CP = 2" in page.locator(col).inner_text()
+    box = page.locator(f'{col} input[name="cp"]')
+    box.fill("4")
+    box.press("Enter")
+    page.wait_for_function(f"document.querySelector('{col}').dataset.query.includes('cp=4')")
+    assert "cp=2" not in page.locator(f'{col} input[name="more"]').input_value()
