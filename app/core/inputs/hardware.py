@@ -55,6 +55,12 @@ class HardwareSpec:
     # Per-process GPU memory outside PyTorch's caching allocator: the CUDA context with its
     # loaded kernels and NCCL's buffers, GiB (the presets' figures and sources: MEMORY_FLOOR).
     memory_floor_gib: float = 0.0
+    # Dense FP8 tensor-core peak per GPU, TFLOP/s (datasheets quote it with sparsity: half
+    # of that); 0 = no FP8 tensor cores (Ampere and older), so FP8 recipes are refused.
+    fp8_tflops: float = 0.0
+    # Hardware block scaling of MX formats (OCP Microscaling spec v1.0): Blackwell's tensor
+    # cores take E8M0 scales per 32 elements (NVIDIA Blackwell architecture technical brief).
+    mxfp8: bool = False
 
     def __post_init__(self) -> None:
         # A floor is memory, so not negative, and it must leave the model some HBM.
@@ -110,6 +116,10 @@ MEMORY_FLOOR = MappingProxyType({"ampere": 1.0, "hopper": 1.0, "assumed": 1.0})
 # fp32_tflops is each datasheet's TF32 tensor-core figure without sparsity (half the quoted
 # sparse one): A100 156, H100/H800/H200 494.5, B200 1,125 (DGX: 18 PF sparse / 8 GPUs / 2),
 # GB200 1,250 (NVL72: 180 PF sparse / 72 / 2), MI300X 653.7, L40S 183.
+# fp8_tflops: each datasheet's FP8 tensor-core figure without sparsity: H100/H800/H200
+# SXM 1,979 (3,958 sparse), B200 4,500 (DGX B200: 72 PF sparse / 8 / 2), GB200 5,000 (NVL72:
+# 720 PF sparse / 72 / 2), MI300X 2,614.9 (5,229.8 sparse), L40S 733 (1,466 sparse); A100
+# has no FP8 (its datasheet lists none). MXFP8 in hardware: Blackwell (B200, GB200) only.
 # Datasheet HBM capacities in GB are stacks of whole GiB (80 GB = 5 x 16 GiB), so they enter
 # hbm_gib unchanged. Link figures are per GPU and one direction: datasheets quote NVLink and
 # Infinity Fabric both ways, so they are halved. inter_gbps = nics_per_node x NIC GB/s /
@@ -139,6 +149,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         # NVLink4 900 GB/s both ways. NICs: DGX H100 user guide, 8 ConnectX-7 400 Gb/s NDR.
         "h100-sxm": HardwareSpec(
             "h100-sxm", 989.0, 80.0, 3.35, 450.0, 50.0, nics_per_node=8, fp32_tflops=494.5,
+            fp8_tflops=1979.0,
             efficiency=HOPPER,
             memory_floor_gib=MEMORY_FLOOR["hopper"],
             source="NVIDIA H100 Tensor Core GPU datasheet (SXM); NICs: DGX H100 user guide "
@@ -149,6 +160,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         # i.e. one 400 Gb/s NIC each; the same section measures NVLink at 160 GB/s of 200.
         "h800": HardwareSpec(
             "h800", 989.0, 80.0, 3.35, 200.0, 50.0, nics_per_node=8, fp32_tflops=494.5,
+            fp8_tflops=1979.0,
             efficiency=HOPPER,
             memory_floor_gib=MEMORY_FLOOR["hopper"],
             source="NVIDIA H800 Tensor Core GPU datasheet (SXM5, NVLink 400 GB/s); NICs: "
@@ -158,6 +170,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         # H200 user guide, the DGX H100 network (8 ConnectX-7 400 Gb/s).
         "h200": HardwareSpec(
             "h200", 989.0, 141.0, 4.8, 450.0, 50.0, nics_per_node=8, fp32_tflops=494.5,
+            fp8_tflops=1979.0,
             efficiency=HOPPER,
             memory_floor_gib=MEMORY_FLOOR["hopper"],
             source="NVIDIA H200 Tensor Core GPU datasheet (SXM); NICs: DGX H200 user guide "
@@ -169,6 +182,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         # 7.7 TB/s per GPU; the DGX figure is kept.)
         "b200": HardwareSpec(
             "b200", 2250.0, 180.0, 8.0, 900.0, 50.0, nics_per_node=8, fp32_tflops=1125.0,
+            fp8_tflops=4500.0, mxfp8=True,
             memory_floor_gib=MEMORY_FLOOR["assumed"],
             source="NVIDIA DGX B200 datasheet (8x B200, 1,440 GB, 64 TB/s, NVLink 14.4 TB/s); "
             "NICs: the same datasheet (8x ConnectX-7 400 Gb/s)",
@@ -180,6 +194,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         "gb200-nvl72": HardwareSpec(
             "gb200-nvl72", 2500.0, 186.0, 8.0, 900.0, 50.0,
             gpus_per_node=4, nics_per_node=4, nvlink_domain=72, fp32_tflops=1250.0,
+            fp8_tflops=5000.0, mxfp8=True,
             memory_floor_gib=MEMORY_FLOOR["assumed"],
             source="NVIDIA GB200 NVL72 datasheet (72 GPUs, 360 PFLOP/s sparse BF16, 13.4 TB, "
             "576 TB/s); NICs: DGX GB200 user guide (4x ConnectX-7 400 Gb/s per compute tray)",
@@ -190,6 +205,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         # datasheet: ROCm MI300X multi-node guides, 8 ConnectX-7 400 Gb/s per node, 1:1.
         "mi300x": HardwareSpec(
             "mi300x", 1307.4, 192.0, 5.3, 448.0, 50.0, nics_per_node=8, fp32_tflops=653.7,
+            fp8_tflops=2614.9,
             memory_floor_gib=MEMORY_FLOOR["assumed"],
             source="AMD Instinct MI300X datasheet and MI300X platform (8 GPUs, Infinity Fabric "
             "full mesh); NICs: ROCm multi-node docs (8x ConnectX-7 400 Gb/s per node)",
@@ -200,6 +216,7 @@ HARDWARE: MappingProxyType[str, HardwareSpec] = MappingProxyType(
         # 200 Gb/s ports for 8 GPUs = 25 GB/s per GPU (the fifth NIC is north-south).
         "l40s": HardwareSpec(
             "l40s", 362.05, 48.0, 0.864, 32.0, 25.0, nics_per_node=4, fp32_tflops=183.0,
+            fp8_tflops=733.0,
             memory_floor_gib=MEMORY_FLOOR["assumed"],
             source="NVIDIA L40S datasheet (PCIe Gen4 x16, no NVLink); NICs: NVIDIA Enterprise "
             "Reference Architecture PCIe Optimized 2-8-5 (8x 200 Gb/s east-west ports)",

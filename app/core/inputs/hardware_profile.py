@@ -81,6 +81,10 @@ class HardwareProfile(BaseModel):
         0.0, ge=0, le=1e4,
         description="per-process GiB outside the allocator (CUDA context, NCCL); 0 = none",
     )  # fmt: skip
+    fp8_tflops: float = Field(
+        0.0, ge=0, le=1e5, description="dense FP8 tensor-core peak per GPU; 0 = no FP8"
+    )
+    mxfp8: bool = Field(False, description="MX block scaling in hardware (Blackwell)")
     efficiency: EfficiencyProfile = Field(default_factory=EfficiencyProfile)
 
     @field_validator("nvlink_domain")
