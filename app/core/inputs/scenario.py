@@ -27,6 +27,7 @@ from app.core.inputs.scenario_fields import (
     parse_time_list,
 )
 from app.core.inputs.scenario_fields import ScenarioError as ScenarioError  # its callers' home
+from app.core.inputs.training import Fp8Recipe
 from app.core.layout.topology import ORDER_PRESETS, parse_order
 from app.core.schedules import ScheduleName, chunks_per_rank
 from app.core.support.echo import echo
@@ -150,6 +151,17 @@ class Scenario(BaseModel):
         False, description="ZeRO-2/3 accumulation under no_sync: full gradients between "
         "micro-batches (FSDP no_sync, Lightning); off: reduce-scatter every backward",
     )  # fmt: skip
+    fp8: Fp8Recipe = Field(
+        "none", description="FP8 linear layers: none (16-bit), tensorwise, blockwise "
+        "(1x128/128x128 scales) or mxfp8 (Blackwell); needs FP8 hardware",
+    )  # fmt: skip
+    fp8_scaling: Literal["delayed", "current"] = Field(
+        "delayed", description="tensorwise scales from the amax history (delayed, TE's "
+        "default) or from each tensor (current)",
+    )  # fmt: skip
+    fp8_param_gather: bool = Field(
+        False, description="ZeRO-3 / FSDP gathers weights in FP8 (torchao, Megatron)"
+    )
     hardware: str = Field("h100-sxm", description="hardware preset")
     peak_tflops: float | None = Field(None, ge=1e-3, le=1e6)
     hbm_gib: float | None = Field(None, ge=1e-3, le=1e5)

@@ -74,7 +74,32 @@ def hardware_of(s: Scenario, registry: Mapping[str, HardwareSpec] = HARDWARE) ->
     if "peak_tflops" in overrides and base.fp32_tflops:
         # A faster or slower part of the same design keeps its TF32 : 16-bit ratio.
         overrides["fp32_tflops"] = base.fp32_tflops * overrides["peak_tflops"] / base.peak_tflops
-    return replace(base, **overrides)
+    if "peak_tflops" in overrides and base.fp8_tflops:  # so does its FP8 : 16-bit ratio
+        overrides["fp8_tflops"] = base.fp8_tflops * overrides["peak_tflops"] / base.peak_tflops
+    hw = replace(base, **overrides)
+    check_fp8(s, hw)
+    return hw
+
+
+def check_fp8(s: Scenario, hw: HardwareSpec) -> None:
+    """An FP8 recipe needs FP8 tensor cores (Hopper, Ada, Blackwell, MI300; Micikevicius et
+    al. 2022 §1), and MXFP8 Blackwell's hardware block scaling (OCP Microscaling spec v1.0;
+    Transformer Engine's MXFP8BlockScaling runs on SM100 only)."""
+    if s.fp8 == "none":
+        return
+    if not hw.fp8_tflops:
+        raise ScenarioError.keyed(
+            "fp8", "scenario.fp8_hardware",
+            "{hardware} has no FP8 tensor cores, so FP8 recipe {recipe} cannot run on it; "
+            "use fp8=none, or FP8 hardware (H100, H200, B200, MI300X, L40S)",
+            hardware=hw.name, recipe=s.fp8,
+        )  # fmt: skip
+    if s.fp8 == "mxfp8" and not hw.mxfp8:
+        raise ScenarioError.keyed(
+            "fp8", "scenario.mxfp8_hardware",
+            "{hardware} has no MX block scaling in hardware: MXFP8 needs Blackwell (B200, "
+            "GB200); use tensorwise or blockwise", hardware=hw.name,
+        )  # fmt: skip
 
 
 def training_of(s: Scenario) -> Training:
@@ -88,6 +113,20 @@ def training_of(s: Scenario) -> Training:
             "selective_ac", "scenario.selective_ac",
             "{value} needs recompute=selective: it says what selective recompute recomputes",
             value=repr(s.selective_ac),
+        )  # fmt: skip
+    if s.fp8 == "none" and (s.fp8_scaling != "delayed" or s.fp8_param_gather):
+        field = "fp8_param_gather" if s.fp8_param_gather else "fp8_scaling"
+        raise ScenarioError.keyed(
+            field, "scenario.fp8_needs_recipe",
+            "{field} needs an FP8 recipe: set fp8=tensorwise, blockwise or mxfp8", field=field,
+        )  # fmt: skip
+    if s.fp8_scaling != "delayed" and s.fp8 != "tensorwise":
+        # Delayed or current scaling is a choice of one scale per tensor; block scales are
+        # always computed from the block itself (DeepSeek-V3 §3.3.1; OCP MX spec §5).
+        raise ScenarioError.keyed(
+            "fp8_scaling", "scenario.fp8_scaling_tensorwise",
+            "fp8_scaling chooses how a tensorwise scale is found; {recipe} computes its block "
+            "scales from each block", recipe=s.fp8,
         )  # fmt: skip
     return Training(
         micro_batch_size=s.micro_batch_size,
@@ -116,6 +155,9 @@ def training_of(s: Scenario) -> Training:
         autocast=s.autocast,
         unsharded_grad_accum=s.unsharded_grad_accum,
         cp=s.cp,
+        fp8=s.fp8,
+        fp8_scaling=s.fp8_scaling,
+        fp8_param_gather=s.fp8_param_gather,
     )
 
 

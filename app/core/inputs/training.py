@@ -6,6 +6,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
+# FP8 recipes (Micikevicius et al. 2022, "FP8 formats for deep learning"): one scale per
+# tensor (Transformer Engine DelayedScaling / Float8CurrentScaling, torchao "tensorwise"),
+# per 1x128 activation and 128x128 weight block (DeepSeek-V3 tech report §3.3.1; TE
+# Float8BlockScaling), or per 32 elements in hardware (OCP Microscaling spec v1.0, MXFP8).
+FP8_RECIPES = ("none", "tensorwise", "blockwise", "mxfp8")
+Fp8Recipe = Literal["none", "tensorwise", "blockwise", "mxfp8"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,15 @@ class Training:
     # Context-parallel ranks: each holds seq/cp tokens of every micro-batch (Megatron-LM
     # --context-parallel-size; its memory side in cost/memory_activations.py).
     cp: int = 1
+    # The linear layers' GEMMs in FP8 (cost/fp8.py): "none" is 16-bit training as before.
+    fp8: Fp8Recipe = "none"
+    # Tensorwise scales from the amax history of past steps ("delayed", TE's DelayedScaling,
+    # Megatron --fp8-recipe delayed) or from the tensor itself ("current": an amax pass
+    # first; TE Float8CurrentScaling, Megatron --fp8-recipe tensorwise, torchao's dynamic).
+    fp8_scaling: Literal["delayed", "current"] = "delayed"
+    # FSDP / ZeRO-3 gathers the weights already cast to FP8 (torchao
+    # enable_fsdp_float8_all_gather, Megatron --fp8-param-gather): 1 byte per parameter.
+    fp8_param_gather: bool = False
 
     @property
     def passes(self) -> int:
@@ -103,6 +118,11 @@ class Training:
     @property
     def element_bytes(self) -> int:
         return DTYPE_BYTES[self.dtype]
+
+    @property
+    def gather_bytes(self) -> int:
+        """Bytes per parameter a ZeRO-3 weight gather moves: FP8 when it gathers FP8."""
+        return 1 if self.fp8 != "none" and self.fp8_param_gather else self.element_bytes
 
     @property
     def grad_bytes(self) -> int:
