@@ -6,6 +6,7 @@ import { memoryChart } from "./memchart.js";
 import { categorical, KIND, MEMORY_PARTS as PARTS } from "./palette.js";
 import { renderStageBalance } from "./stage_balance.js";
 import { stepPeriodLines } from "./step_period.js";
+import { fill } from "./i18n.js";
 import { tr } from "./state.js";
 
 const lang = document.body.dataset.lang;
@@ -84,6 +85,9 @@ function perf(model) {
   const band = bandNode(model.error_band); // how far off the model was on runs like this
   if (band) node.append(band);
   stat(node, tr("perf.mfu"), pct(model.mfu));
+  const fp8 = model.compute?.fp8;
+  // FP8 runs report MFU against the bf16 peak (the core's prediction.py), so say so.
+  if (fp8 && fp8 !== "none") node.append(el("p", { class: "muted", "data-mfu-basis": "bf16" }, fill("perf.mfu_fp8", { recipe: fp8 })));
   stat(node, tr("perf.tokens"), num(model.tokens_per_s, 4));
   const f = model.formulas?.step;
   if (!f) return;

@@ -236,7 +236,7 @@ def step_comm_bytes(
     # the weights twice per micro-batch.
     n = layout.dp * layout.cp  # the shard group: DP x CP (grad_placement)
     if t.zero >= 3:
-        dp_b = (n - 1) / n * rank_params * t.element_bytes * zero3_gathers(t) + grad * (n - 1) / n
+        dp_b = (n - 1) / n * rank_params * t.gather_bytes * zero3_gathers(t) + grad * (n - 1) / n
     else:
         dp_b = grad * ring_factor(n)
     return {"tp_bytes": tp_b, "pp_bytes": pp_b, "dp_bytes": dp_b}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from app.core.cost import comm, compute
+from app.core.cost import comm, compute, fp8
 from app.core.cost.memory import chunk_params, layer_tensors
 from app.core.cost.overlap import exposed_gather_s, exposed_tp_s, overlapped_pair_s
 from app.core.cost.shapes import even_chunk_layers, logits_gemm, rank_tokens
@@ -30,6 +30,10 @@ class LayerCost:
 def layer_cost(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> LayerCost:
     tp = layout.tp
     gemm = compute.layer_gemm_seconds(m, hw, t, tp)
+    cast_f = cast_b = 0.0  # FP8's casts to FP8 (cost/fp8.py), memory-bound, outside the GEMMs
+    if t.fp8 != "none":
+        gemm, cast_f, cast_b = fp8.layer_seconds(m, hw, t, tp)
+        gemm += compute.host_overhead_s(compute.LAYER_GEMM_KERNELS, hw)
     attn_f, attn_b = compute.attention_seconds(m, hw, t, tp)
     ew = compute.hbm_seconds(compute.elementwise_bytes(m, t, tp), hw)
     tp_s = 0.0
@@ -43,7 +47,7 @@ def layer_cost(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> L
     # A mixture of experts: each MoE layer's dispatch and combine all-to-alls, exposed, in
     # F and (transposed) in B; the mean layer carries moe_layers/layers of them.
     a2a = comm.moe_a2a_s(m, hw, t, layout) * m.moe_layers / m.layers if m.experts else 0.0
-    f = gemm + attn_f + ew + a2a
+    f = gemm + attn_f + ew + a2a + cast_f
     if t.recompute == "full":
         extra = f + tp_s  # Chen et al. 2016: the whole forward again, collectives included
     elif t.recompute == "selective" and not t.flash_attention:
@@ -52,7 +56,8 @@ def layer_cost(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> L
         extra = 0.0  # flash attention's backward already recomputes the scores (attn_b)
     # Qi et al. 2024 §2: the backward is an input-gradient pass (B) and a weight-gradient
     # pass (W), each one GEMM per forward GEMM; elementwise backward reads and writes twice.
-    return LayerCost(f=f, b=gemm + attn_b + 2 * ew + a2a, w=gemm, tp=tp_s, recompute=extra)
+    b = gemm + attn_b + 2 * ew + a2a + cast_b
+    return LayerCost(f=f, b=b, w=gemm, tp=tp_s, recompute=extra)
 
 
 def cp_ring_s(
@@ -107,7 +112,7 @@ def _gather_s(
     if t.zero < 3 or layout.dp * layout.cp == 1:
         return 0.0
     place = comm.grad_placement(layout, hw.domain_size)
-    nbytes = params / layout.tp * t.element_bytes
+    nbytes = params / layout.tp * t.gather_bytes  # 1 byte if FP8 (training.py)
     return comm.all_gather_s(nbytes, place, hw, zero3_messages(m, t, layers), sharded=True)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields
 from functools import lru_cache
 from typing import Any
 
+from app.core.cost import fp8
 from app.core.cost.memory_activations import (  # noqa: F401  (the stage's public names)
     W_OF_B,
     activation_bytes_per_layer,
@@ -222,6 +223,9 @@ def stage_memory(
             unit = max(units[0], units[1] if holds_emb else 0, units[2] if holds_head else 0)
             gather = gather_bytes(unit // tp, params, t, dp)
         states = params * w, params * g * share, params * g * (1.0 - share), params * o
+        if t.fp8 != "none":  # FP8 weight copies beside the 16-bit weights (cost/fp8.py)
+            cache = fp8.weight_cache_bytes(m, t, tp, sum(layers[stage]))
+            states = (states[0] + cache, *states[1:])
         if m.experts:
             states = _expert_states(m, t, dp, tp, sum(layers[stage]), states, share)
         act, extra = act_layer * kept, max(again - loss, 0.0)

@@ -48,7 +48,7 @@ def backward_gather_s(
         return 0.0
     place = comm.grad_placement(layout, hw.domain_size)  # DP x CP, as it shards
     messages = messages or max(1, -(-rank_params // overlap.BUCKET_PARAMS))
-    return comm.all_gather_s(rank_params * t.element_bytes, place, hw, messages, sharded=True)
+    return comm.all_gather_s(rank_params * t.gather_bytes, place, hw, messages, sharded=True)
 
 
 def tail(

@@ -147,6 +147,9 @@ def sections(
             "global_batch": c.batch,
             "model_flops_per_iteration": c.model_flops,
             "hardware_flops_per_iteration": c.hardware_flops,
+            # The FP8 recipe; MFU below stays against the bf16 peak, as torchtitan's does with
+            # float8 on (tools/utils.py get_peak_flops: "hardcoded BF16 type peak flops").
+            "fp8": t.fp8,
             # Layers the backward runs forward again, over the whole model (per replica).
             "recomputed_layers": m.layers * (t.passes == 3)
             if c.recomputed is None
