@@ -9,8 +9,9 @@ from __future__ import annotations
 from app.core.evaluate.one_scenario import check
 from app.core.export import megatron, torch_csv, torchtitan
 from app.core.export.result import MEGATRON, TORCH, TORCHTITAN, Cannot, Export, Framework
+from app.core.inputs.presets import HARDWARE
 from app.core.inputs.scenario import Scenario
-from app.core.inputs.specs import check_model, model_of
+from app.core.inputs.specs import check_fp8, check_model, model_of
 from app.core.schedules.pipeline import plan
 
 FORMATS = ("megatron", "torchtitan", "torch-csv")
@@ -23,6 +24,8 @@ def export(fmt: str, s: Scenario) -> Export:
     fw = FRAMEWORK[fmt]
     check(s)  # the cross-field rules every view applies (schedule sizes, stage_layers, ...)
     check_model(s, model_of(s))
+    if s.hardware in HARDWARE:  # a preset: its FP8 support is known here (loaded profiles
+        check_fp8(s, HARDWARE[s.hardware])  # are checked where the views resolve them)
     try:
         text, notes = _make(fmt, s, fw)
     except Cannot as why:

@@ -47,6 +47,7 @@ def flags(s: Scenario, m: ModelSpec, p: Pipeline) -> tuple[list[Flag], list[str]
     out += _recompute(s)
     out += _data_parallel(s, notes)
     out += _dtype(s)
+    out += _fp8(s)
     out += model_flags(m, s)
     return out, notes
 
@@ -154,6 +155,28 @@ def _data_parallel(s: Scenario, notes: list[str]) -> list[Flag]:
 
 def _dtype(s: Scenario) -> list[Flag]:
     return {"bf16": [("--bf16", None)], "fp16": [("--fp16", None)]}.get(s.dtype, [])
+
+
+# meshscope's FP8 recipe -> arguments.py's --fp8-recipe: tensorwise with delayed scaling is
+# "delayed" (TE DelayedScaling), with current scaling "tensorwise" (Float8CurrentScaling).
+_FP8_RECIPE = {("tensorwise", "delayed"): "delayed", ("tensorwise", "current"): "tensorwise"}
+
+
+def _fp8(s: Scenario) -> list[Flag]:
+    """--fp8-format and --fp8-recipe (arguments.py _add_transformer_engine_args): hybrid (E4M3
+    forward, E5M2 gradients) for tensorwise scales; E4M3 everywhere for blockwise (DeepSeek-V3
+    §3.3.2) and MXFP8 (TE MXFP8BlockScaling's format)."""
+    if s.fp8 == "none":
+        return []
+    recipe = _FP8_RECIPE.get((s.fp8, s.fp8_scaling), s.fp8)
+    fmt = "hybrid" if s.fp8 == "tensorwise" else "e4m3"
+    out: list[Flag] = [("--fp8-format", fmt), ("--fp8-recipe", recipe)]
+    if s.fp8_param_gather:
+        if s.zero == 0:  # arguments.py asserts it
+            raise Cannot("megatron_fp8_param_gather", "Megatron's --fp8-param-gather needs "
+                         "the distributed optimizer or FSDP (zero >= 1)")  # fmt: skip
+        out.append(("--fp8-param-gather", None))
+    return out
 
 
 def model_flags(m: ModelSpec, s: Scenario) -> list[Flag]:

@@ -36,7 +36,41 @@ def tables(s: Scenario, m: ModelSpec, p: Pipeline) -> tuple[dict[str, Table], li
     if s.tp_comm_overlap and s.tp > 1:
         # job_config.py: async TP "currently only effective when compile is enabled".
         out["compile"] = {"enable": True}
+    if s.fp8 != "none":
+        converter, table = _fp8(s)
+        out.setdefault("model", {})["converters"] = [converter]
+        out[converter] = table
+        notes.append("FP8: torchtitan's docs/float8.md asks for compile.enable to fuse the "
+                     "casts; without it they run slower than priced here")  # fmt: skip
     return out, notes
+
+
+def _fp8(s: Scenario) -> tuple[str, Table]:
+    """The model converter and its table (job_config.py Float8Linear / MXLinear): torchao's
+    Float8Linear scales tensorwise from each tensor (docs/float8.md: "tensorwise dynamic
+    scaling"), MXLinear scales per 32 elements on Blackwell; there is no 1x128/128x128 one."""
+    if s.fp8 == "blockwise":
+        raise Cannot(
+            "torchtitan_fp8_blockwise", "torchtitan's float8 recipes are tensorwise, rowwise "
+            "and rowwise_with_gw_hp (job_config.py); it has no 1x128/128x128 blockwise "
+            "scaling. Use fp8=tensorwise with fp8_scaling=current, or mxfp8",
+        )  # fmt: skip
+    if s.fp8 == "mxfp8":
+        if s.fp8_param_gather:
+            raise Cannot(
+                "torchtitan_mx_gather", "torchtitan gathers MXFP8 weights in 16-bit: its FP8 "
+                "all-gather is for tensorwise float8 only (docs/float8.md)",
+            )  # fmt: skip
+        return "quantize.linear.mx", {"recipe_name": "mxfp8_cublas"}
+    if s.fp8_scaling == "delayed":
+        raise Cannot("torchtitan_fp8_delayed", "torchtitan's float8 scales tensorwise from each "
+                     "tensor (current scaling); delayed scaling from the amax history is "
+                     "Transformer Engine's. Set fp8_scaling=current")  # fmt: skip
+    table: Table = {"recipe_name": "tensorwise"}
+    if s.fp8_param_gather:  # cast before FSDP's all-gather: 1 byte per parameter on the wire
+        table |= {"enable_fsdp_float8_all_gather": True,
+                  "precompute_float8_dynamic_scale_for_fsdp": True}  # fmt: skip
+    return "quantize.linear.float8", table
 
 
 def _training(s: Scenario, m: ModelSpec) -> Table:
