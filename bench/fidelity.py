@@ -99,6 +99,7 @@ def report(rev: str, show_rows: bool) -> None:
     for name, errs in models.items():
         for src, e in sorted(by_source(rows, errs).items()):
             print(f"| {src} " + line(name, e))
+    fp8_report(rows, models)
     left = [r for r in fidelity.rows() if r.reason]
     print(f"\n{len(rows)} rows predicted; {len(left)} left out:")
     for reason in sorted({r.reason for r in left}):
@@ -110,6 +111,27 @@ def report(rev: str, show_rows: bool) -> None:
             print(f"{a.source[:34]:34} {a.arch.name[:16]:16} {a.gpus:5} t{a.tp} p{a.pp} d{a.dp} "
                   f"pub {r.published_s:.2f} new {r.predicted_s:.2f} ({r.error:+.0%}) "
                   f"old {prev} base {r.baseline_s:.2f}")  # fmt: skip
+
+
+def fp8_report(rows, models: dict[str, list]) -> None:
+    """The FP8 rows (issue 27) apart, per source: each model, and this model with the rows
+    priced as 16-bit (fp8=none), which is what FP8 costs the prediction."""
+    mine = [i for i, r in enumerate(rows) if r.run.precision == "fp8"]
+    if not mine:
+        return
+    as_16 = []
+    for i in mine:
+        s = fidelity.scenario_of(rows[i].run).model_copy(
+            update={"fp8": "none", "fp8_scaling": "delayed"}
+        )
+        as_16.append((fidelity.Pricer(s).step_s - rows[i].published_s) / rows[i].published_s)
+    print("\n| FP8 rows, source | model | rows | median abs error | max abs error | within 10% |")
+    print("|---|---|---|---|---|---|")
+    fp8_models = {name: [errs[i] for i in mine] for name, errs in models.items()}
+    fp8_models["this model, priced as 16-bit"] = as_16
+    for name, errs in fp8_models.items():
+        for src, e in sorted(by_source([rows[i] for i in mine], errs).items()):
+            print(f"| {src} " + line(name, e))
 
 
 def fit(brute: bool) -> None:
@@ -167,10 +189,12 @@ def check_brute(f: core_fit.Fitted) -> None:
 
     family = {i: fidelity.source_family(f.rows[i].run) for i in idx}
     for (gen, src), (c, pool) in f.held_out.items():
-        on = [i for i in idx if family[i] != src and (pool == "all" or f.group(i) == gen)]
+        on = [i for i in idx if family[i] != src and core_fit.fits_on(f.rows[i])
+              and (pool == "all" or f.group(i) == gen)]  # fmt: skip
         assert core_fit.pick_ceiling(errors(on), grid) == c, (gen, src)
     for gen, c in f.in_sample.items():
-        assert core_fit.pick_ceiling(errors([i for i in idx if f.group(i) == gen]), grid) == c
+        on = [i for i in idx if f.group(i) == gen and core_fit.fits_on(f.rows[i])]
+        assert core_fit.pick_ceiling(errors(on), grid) == c
     print(
         f"brute force: {len(idx)} rows x {len(grid)} ceilings agree with the fit's bounds and "
         f"picks; known values within {worst:.1e} (relative)"

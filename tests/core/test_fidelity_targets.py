@@ -17,8 +17,11 @@ def small_on_one_node(r: fidelity.Row) -> bool:
     return r.run.gpus <= 8 and r.run.arch.hidden <= 2048
 
 
-PREDICTED = [r for r in ROWS if not small_on_one_node(r)]  # issue 9's population
-SMALL = [r for r in ROWS if small_on_one_node(r)]
+# Issue 9's targets were set on 16-bit rows; the FP8 rows (issue 27) are their own
+# population, held to their own figures in tests/core/test_fp8.py.
+SIXTEEN = [r for r in ROWS if r.run.precision != "fp8"]
+PREDICTED = [r for r in SIXTEEN if not small_on_one_node(r)]  # issue 9's population
+SMALL = [r for r in SIXTEEN if small_on_one_node(r)]
 
 
 def test_no_published_row_is_off_by_more_than_15_percent():

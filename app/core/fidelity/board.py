@@ -3,8 +3,9 @@
 Each row becomes the scenario its source describes and is predicted with the one set of
 constants of its hardware profile: nothing here is tuned per row. Where a source leaves a
 setting unsaid, ``ASSUMED`` fills it per source from what that framework did at the time,
-and the row says so. Rows the model cannot express (FP8, context parallel, an unpublished
-interleave depth, hardware without a profile) are kept and say why they are left out.
+and the row says so; FP8 rows run their source's recipe (FP8_RECIPE). Rows the model cannot
+express (context parallel, an unpublished interleave depth, hardware without a profile) are
+kept and say why they are left out.
 """
 
 from __future__ import annotations
@@ -53,6 +54,16 @@ FLASH_1 = ("Dao", "MosaicML")
 # docs). torchtitan FSDP2: one all-gather per block, the next block's issued under the
 # current one (FSDP2 implicit prefetch), training.mixed_precision_reduce = float32.
 SHARDED = {"zero-3": (False, True, False), "fsdp": (True, False, True)}
+# The FP8 recipe (fp8, fp8_scaling) each source ran, by source prefix. NeMo 24.07's
+# performance summary predates current scaling in TE (2.2), so its FP8 rows ran TE's default,
+# DelayedScaling; Megatron-Bridge's 25.11 table labels these rows FP8-CS (current scaling);
+# torchtitan's Float8 linears scale tensorwise, dynamically (docs/float8.md). A source not
+# listed: TE's default, tensorwise delayed.
+FP8_RECIPE = {
+    "NVIDIA NeMo": ("tensorwise", "delayed"),
+    "NVIDIA Megatron-Bridge": ("tensorwise", "current"),
+    "torchtitan": ("tensorwise", "current"),
+}
 # MegaScale states only "Ampere"; its MFU figures work out to a 312 TFLOP/s peak (A100).
 HARDWARE_ALIASES = {"a100-unspecified": "a100-80g"}
 BASELINE_MFU = 0.5  # the flat "50% of peak" estimate every prediction must beat
@@ -65,8 +76,6 @@ def _assumed(run: PublishedRun) -> tuple[bool, bool, str]:
 
 def left_out(run: PublishedRun) -> str:
     """Why a row cannot be predicted faithfully, or "" when it can."""
-    if run.precision == "fp8":
-        return "FP8 is not modelled"
     if run.cp > 1:
         return "context parallelism is not modelled"
     if HARDWARE_ALIASES.get(run.hardware, run.hardware) not in HARDWARE:
@@ -108,8 +117,17 @@ def scenario_of(run: PublishedRun) -> Scenario:
         zero=3 if zero3 else 0, flash_attention=flash,
         flash_kernel="fa1" if run.source.startswith(FLASH_1) else "fa2",
         overlap_grad_reduce=overlap or zero3, overlap_param_gather=prefetch,
-        zero3_per_tensor=per_tensor, grad_reduce_fp32=fp32, **_shape(run),
+        zero3_per_tensor=per_tensor, grad_reduce_fp32=fp32, **_fp8(run), **_shape(run),
     )  # fmt: skip
+
+
+def _fp8(run: PublishedRun) -> dict[str, str]:
+    """The row's FP8 recipe as scenario fields (FP8_RECIPE); none for a 16-bit row."""
+    if run.precision != "fp8":
+        return {}
+    key = next((k for k in FP8_RECIPE if run.source.startswith(k)), None)
+    fp8, scaling = FP8_RECIPE[key] if key else ("tensorwise", "delayed")
+    return {"fp8": fp8, "fp8_scaling": scaling}
 
 
 def published_step_s(run: PublishedRun, s: Scenario, registry: Registry = HARDWARE) -> float:
