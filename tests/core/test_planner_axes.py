@@ -105,6 +105,23 @@ def test_a_long_sequence_is_planned_at_the_cp_it_needs():
     _rows_open(got, "llama3-8b", shape)
 
 
+@pytest.mark.timeout(300)
+def test_a_budgeted_pool_keeps_the_fastest_candidate():
+    """Past its budget the pool keeps the meshes whose probe is fastest: on Qwen3-30B-A3B
+    over 64 H100s, a quarter of the candidates still hold the fastest one that fits."""
+    m, batch = MODELS["qwen3-30b-a3b"], 256
+    fast = Pass(m, H100, batch)
+    full = axes.pool(m, H100, 64, batch, fast, budget=10**6)
+    cut = axes.pool(m, H100, 64, batch, fast, budget=len(full) // 4)
+    assert len(cut) <= len(full) // 4 < len(full)
+
+    def best(pool):
+        fits = [c for c, p in zip(pool, fast.peaks(pool), strict=True) if p <= fast.capacity]
+        return max(fits, key=fast.tokens_per_s)
+
+    assert best(cut) == best(full)
+
+
 def _rows_open(got: dict, model: str, shape: dict | None) -> None:
     """Every row (fitting or not) is a scenario that validates and prices to the row's own
     numbers: its share link opens."""

@@ -5,7 +5,9 @@ and the advice; nothing here is JSON."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from app.core.cost import comm, durations, flops, memory, shapes, step
 from app.core.inputs.hardware import HardwareSpec
@@ -15,7 +17,10 @@ from app.core.inputs.training import Training
 from app.core.layout.topology import Layout
 from app.core.schedules import RELEASE_BY_UNIT, SPLIT_BACKWARD, Action
 from app.core.schedules.pipeline import Pipeline
+from app.core.schedules.units import unit_plan
 from app.core.simulate import Durations, Timeline, peak_held, simulate
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -102,16 +107,28 @@ def what_if(
     return WhatIf(top.total_bytes, top.activations_bytes, tp_b, ratio)
 
 
-def _frontier(
-    s: Scenario, timeline: Timeline, layers: list[list[int]], cache: dict | None
-) -> list[list[tuple[int, int]]]:
-    """memory.held_frontier, once per (schedule, pp, microbatches, v, layers) in ``cache``."""
+def _by_order(
+    kind: str, s: Scenario, layers: list[list[int]], cache: dict | None, make: Callable[[], T]
+) -> T:
+    """``make()``, once per (kind, schedule, pp, microbatches, v, layers) in ``cache``: for
+    what reads each rank's actions in their order and the layers, never the durations
+    (memory.held_frontier, simulate.peak_held: each stage's own events, in its order)."""
     if cache is None:
-        return memory.held_frontier(timeline.events, layers)
-    key = ("frontier", s.schedule, s.pp, s.microbatches, s.virtual_stages,
-           tuple(map(tuple, layers)))  # fmt: skip
+        return make()
+    key = (kind, s.schedule, s.pp, s.microbatches, s.virtual_stages, tuple(map(tuple, layers)))
     if key not in cache:
-        cache[key] = memory.held_frontier(timeline.events, layers)
+        cache[key] = make()
+    return cache[key]
+
+
+def _unit_plans(s: Scenario, actions: list[list[Action]], cache: dict | None) -> list | None:
+    """Each rank's schedules.units.unit_plan, once per (schedule, pp, microbatches, v) in
+    ``cache`` (it reads the actions alone); None without one (simulate finds them)."""
+    if cache is None:
+        return None
+    key = ("units", s.schedule, s.pp, s.microbatches, s.virtual_stages)
+    if key not in cache:
+        cache[key] = [unit_plan(s.schedule, row, r, s.pp) for r, row in enumerate(actions)]
     return cache[key]
 
 
@@ -125,9 +142,8 @@ def price(
     actions: list[list[Action]],
     cache: dict | None = None,
 ) -> Costed:
-    """``cache``: one caller's dict (one plan's, evaluate.one_scenario.prepare) keeping the
-    split-backward frontier by the pipeline's shape: it reads each rank's actions in order
-    (Timeline.events) and the layers, never the durations."""
+    """``cache``: one caller's dict (one plan's, evaluate.one_scenario.prepare) keeping what
+    the pipeline's shape alone decides (_by_order, _unit_plans)."""
     layers, ends, head = pipe.layers, pipe.ends, pipe.head_rank
     # Ranks hold and compute the padded vocabulary; the model's FLOPs (MFU) count its own.
     m, given = shapes.as_held(m, s.tp, t.vocab_multiple, s.ep, s.routing_imbalance), m
@@ -135,14 +151,22 @@ def price(
     chunk_d, tp_pass = durations.chunk_durations(
         m, hw, t, layout, s.chunks, head, layers, ends, pairs
     )
-    timeline = simulate(s.schedule, actions, chunk_d, s.virtual_stages)
+    plans = _unit_plans(s, actions, cache) if s.schedule in RELEASE_BY_UNIT else None
+    timeline = simulate(s.schedule, actions, chunk_d, s.virtual_stages, plans)
     # Unequal chunks on a rank: which are in flight at the peak matters (one more pass).
     uneven = any(len(set(row)) > 1 for row in layers)
-    held = peak_held(s.schedule, timeline.events, layers) if uneven else None
+    held = None
+    if uneven:
+        held = _by_order(
+            "held", s, layers, cache, lambda: peak_held(s.schedule, timeline.events, layers)
+        )
     par = (s.dp, s.tp, s.pp)
     # Split backward: B's keep what their W's need until the W (Qi et al. 2024 Table 1 M_W).
     split = s.schedule in SPLIT_BACKWARD
-    frontier = _frontier(s, timeline, layers, cache) if split else None
+    frontier = None
+    if split:
+        make = lambda: memory.held_frontier(timeline.events, layers)  # noqa: E731
+        frontier = _by_order("frontier", s, layers, cache, make)
     memory_args = (par, s.chunks, head, timeline.peak_inflight, layers, held, ends, frontier)
     stages = memory.stage_memory(m, t, *memory_args, hw=hw)
     rank_params = max(st.params for st in stages)

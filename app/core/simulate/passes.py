@@ -69,9 +69,10 @@ def _templates(name, rank, ds, split, m, nvs) -> dict[str, list[_Tmpl]]:
     return out
 
 
-def _compile(name, actions, chunk_d, m, nvs) -> list[list[_Op]]:
+def _compile(name, actions, chunk_d, m, nvs, plans=None) -> list[list[_Op]]:
     """Actions -> integer keys and static dependencies (who produced a dep never changes),
-    for the schedules released by unit (simulate_units.run_units)."""
+    for the schedules released by unit (simulate_units.run_units); ``plans``: each rank's
+    schedules.units.unit_plan, where the caller has them already."""
     pp = len(actions)
     split = _split(actions)
     out = []
@@ -84,13 +85,14 @@ def _compile(name, actions, chunk_d, m, nvs) -> list[list[_Op]]:
             dep1 = -1 if d1 is None else -2 - (at + d1) if own1 else at + d1
             dep2 = -1 if d2 is None else -2 - (at + d2) if own2 else at + d2
             ops.append((at + ko, dep1, h1, dep2, h2, dur))
-        out.append(with_release(name, row, ops, rank, pp, chunk_d[rank]))
+        plan = None if plans is None else plans[rank]
+        out.append(with_release(name, row, ops, rank, pp, chunk_d[rank], plan))
     return out
 
 
-def unit_pass(name, actions, chunk_d, m, nvs) -> Pass:
+def unit_pass(name, actions, chunk_d, m, nvs, plans=None) -> Pass:
     """The pass for schedules released by unit (simulate_units.run_units)."""
-    ops = _compile(name, actions, chunk_d, m, nvs)
+    ops = _compile(name, actions, chunk_d, m, nvs, plans)
     start, end, pos = run_units(ops, 3 * m * nvs)
     starts, ends = _by_rank(ops, start, end)
     busy = [sum(map(itemgetter(5), row), 0.0) for row in ops]
@@ -127,10 +129,11 @@ def _fast_templates(name, rank, ds, split, m, nvs) -> dict[str, list[tuple]]:
     }
 
 
-def plain_pass(name, actions, chunk_d, m, nvs) -> Pass:
+def plain_pass(name, actions, chunk_d, m, nvs, plans=None) -> Pass:
     """Earliest start of every action given per-rank order: one pass, each rank a generator
     that pauses where its input has not ended and resumes once it has (a paused frame keeps
-    its place, which costs less than re-entering a loop: 60,000 pauses at p=64, m=512, v=4)."""
+    its place, which costs less than re-entering a loop: 60,000 pauses at p=64, m=512, v=4).
+    ``plans``: unit_pass's, unused here (nothing is released by unit)."""
     split = _split(actions)
     col, pp = nvs + 1, len(actions)
     end = [-1.0] * (3 * m * col)

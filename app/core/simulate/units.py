@@ -18,11 +18,18 @@ from app.core.schedules.units import unit_plan
 
 
 def with_release(
-    name: ScheduleName, row: list[Action], ops: list, rank: int, pp: int, chunk_d: Sequence
+    name: ScheduleName,
+    row: list[Action],
+    ops: list,
+    rank: int,
+    pp: int,
+    chunk_d: Sequence,
+    plan: tuple | None = None,
 ) -> list:
     """One rank's compiled ops with the release keys of their units appended; ``chunk_d`` =
-    the rank's Durations per chunk (their ``fb`` times the overlapped pairs)."""
-    last, waits, pairs = unit_plan(name, row, rank, pp)
+    the rank's Durations per chunk (their ``fb`` times the overlapped pairs); ``plan``: the
+    rank's unit_plan where the caller has it already (it reads the actions alone)."""
+    last, waits, pairs = plan or unit_plan(name, row, rank, pp)
     ops = _fit_pairs(_waits(ops, row, waits), row, pairs, chunk_d)
     release: list[tuple[int, ...]] = [()] * len(ops)
     for i, j in enumerate(last):
