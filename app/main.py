@@ -32,6 +32,7 @@ from app.api import (
     plan_page,
     primer,
     quiz,
+    run_import,
     run_pages,
     run_stragglers,
     runs,
@@ -117,12 +118,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(trace.router)
     app.include_router(runs.router)
     app.include_router(run_stragglers.router)
+    app.include_router(run_import.router)  # issue 25: uploads on /runs
     app.include_router(metrics.router)
     app.include_router(ingest.router)
     app.include_router(viewers.router)
     compression.install(app)
     # Every request body capped before it is read, and read in time (app/api/body_limit.py).
-    body_limit.install(app, settings.max_body_bytes, settings.header_timeout_s)
+    body_limit.install(app, settings.max_body_bytes, settings.header_timeout_s,
+                       {run_import.PATH: settings.max_import_bytes})  # fmt: skip
     assets.install(app)
     docs_offline.install(app)
     # /openapi.json completed with what the routes alone do not say (app/api/openapi_doc.py).

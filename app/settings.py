@@ -70,6 +70,9 @@ class Settings(BaseSettings):
     # The largest request body read (413 past it, before it is buffered): a hardware profile
     # is a few KB; one 300 MB POST added 871 MB of RSS (issue 26).
     max_body_bytes: int = Field(1 * 2**20, ge=1024, le=2**30)
+    # The largest trace, log or .tar uploaded on /runs (POST /api/runs/import, 413 past it):
+    # streamed to a temporary file, so it bounds disk and parse time, not memory (issue 25).
+    max_import_bytes: int = Field(1 * 2**30, ge=2**20, le=2**40)
     # Connections (app/api/connections.py): a request's head must arrive within
     # header_timeout_s of the connection (or of its previous answer), and each read of its
     # body within as long (408, app/api/body_limit.py); an idle keep-alive connection closes
