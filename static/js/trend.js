@@ -10,6 +10,7 @@ const page = JSON.parse(document.getElementById("page-data").textContent);
 const sweepKeys = new Set([...page.sweep_keys, "open"]);
 const GIB = 2 ** 30;
 const DASH = ["solid", "dash", "dot"];
+const AXIS_DASH = { cp_share: "dashdot", ep_share: "longdash" }; // as trend.key.cp_share says
 // chart -> [metric, y scale, axis format, hover format]
 const CHARTS = {
   bubble: [["bubble_fraction", "bubble_over_ideal"], 1, ".0%", pct],
@@ -46,17 +47,35 @@ function show(pt) {
 
 const INVALID = "#111";
 
+// The comm chart adds the CP ring's and EP all-to-alls' exposed shares when the core sent
+// them (points with cp or ep > 1): a 3D sweep draws its three lines as before.
+function metricsOf(sweep, name) {
+  const base = CHARTS[name][0];
+  if (name !== "comm") return base;
+  const has = (m) => sweep.lines.some((l) => l.points.some((p) => p[m] !== undefined));
+  return [...base, ...["cp_share", "ep_share"].filter(has)];
+}
+
+function commKey(sweep) {
+  const hint = document.getElementById("chart-comm")?.previousElementSibling;
+  if (!hint?.classList.contains("hint")) return;
+  hint.dataset.base ??= hint.textContent;
+  const extra = metricsOf(sweep, "comm").slice(3).map((m) => tr(`trend.key.${m}`));
+  hint.textContent = [hint.dataset.base, ...extra].join(" · ");
+}
+
 function traces(sweep, name) {
-  const [metrics, scale, , fmt] = CHARTS[name];
+  const [, scale, , fmt] = CHARTS[name];
+  const metrics = metricsOf(sweep, name);
   const x = tr(`trend.knob.${sweep.knob}`);
   const out = [];
   sweep.lines.forEach((line, i) => metrics.forEach((m, j) => {
     const pts = line.points;
     out.push({
-      x: pts.map((p) => p.x), y: pts.map((p) => (p.valid ? p[m] / scale : null)),
-      customdata: pts.map((p) => p.i), text: pts.map((p) => (p.valid ? fmt(p[m] / scale) : "")),
+      x: pts.map((p) => p.x), y: pts.map((p) => (p.valid && p[m] !== undefined ? p[m] / scale : null)),
+      customdata: pts.map((p) => p.i), text: pts.map((p) => (p.valid && p[m] !== undefined ? fmt(p[m] / scale) : "")),
       name: [label(sweep, line.key), metrics.length > 1 ? tr(`trend.m.${m}`) : ""].filter(Boolean).join(" · "),
-      mode: "lines+markers", line: { color: categorical(i), dash: DASH[j] }, marker: { size: 5 },
+      mode: "lines+markers", line: { color: categorical(i), dash: AXIS_DASH[m] ?? DASH[j] }, marker: { size: 5 },
       hovertemplate: `%{fullData.name}<br>${x} = %{x}: %{text}<extra></extra>`,
     });
   }));
@@ -133,6 +152,7 @@ async function draw(sweep) {
   Object.assign(box.dataset, { knob: sweep.knob, count: sweep.count, invalid: sweep.invalid, lines: sweep.lines.length });
   document.getElementById("sweep-summary").textContent = tr("trend.summary").replace("{n}", sweep.count).replace("{bad}", sweep.invalid);
   legend(sweep);
+  commKey(sweep);
   const Plotly = await whenPlotly();
   for (const name of Object.keys(CHARTS)) {
     const div = document.getElementById(`chart-${name}`);

@@ -132,6 +132,14 @@ def test_a_cp_trend_plots_time_and_memory_and_keeps_the_refused_point(page, base
         assert sum(y is not None for y in line["y"]) == len(valid) == 4
         title = page.evaluate(f"document.getElementById('{chart}').layout.xaxis.title.text")
         assert title == words["trend.knob.cp"]
+    # The comm chart adds the exposed CP ring's share (the core's cp_share), and its key says so.
+    comm = page.evaluate("document.getElementById('chart-comm').data")
+    ring = [tr for tr in comm if tr.get("name") == words["trend.m.cp_share"]]
+    assert len(ring) == 1 and ring[0]["line"]["dash"] == "dashdot"
+    shares = [p.get("cp_share") for p in data["lines"][0]["points"]]
+    assert ring[0]["y"][0] is None and ring[0]["y"][1] == pytest.approx(shares[1])
+    key = page.locator("#chart-comm").locator("xpath=preceding-sibling::p[1]").inner_text()
+    assert words["trend.key.cp_share"] in key and words["trend.key.ep_share"] not in key
     # The refused point says why, in the page's language.
     page.locator("#chart-time").scroll_into_view_if_needed()
     x, y = page.evaluate(

@@ -11,6 +11,7 @@ from app.core.evaluate import evaluate
 from app.core.evaluate import sweep as sw
 from app.core.evaluate.sweep_params import KNOBS
 from app.core.inputs.scenario import MAX_WORLD, Scenario, ScenarioError
+from app.core.views.flow import flow_view
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -116,3 +117,22 @@ def test_ep_cannot_be_both_the_knob_and_the_lines():
     with pytest.raises(ScenarioError) as err:
         sw.resolve(sw.SweepParams(knob="ep", values="1,2", series="ep", series_values="1"))
     assert err.value.field == "series" and err.value.key == "sweep.same_field"
+
+
+def _busiest(flow: dict, field: str) -> float:
+    return max(sum(c[field]["F"] + c[field]["B"] for c in row) for row in flow["comm"]["chunks"])
+
+
+def test_the_ring_and_all_to_all_shares_are_the_flows_exposed_seconds_over_the_step():
+    base = {**LLAMA, "seq_len": 8192, "gpus_per_node": 2}  # the ring crosses nodes: exposed
+    pts = by_x(points(base, knob="cp", values="1,4"))
+    assert "cp_share" not in pts[1] and "ep_share" not in pts[1]  # 3D points as before
+    flow = flow_view(evaluate(Scenario.model_validate(pts[4]["query"])))
+    want = base["microbatches"] * _busiest(flow, "cp_exposed_s") / pts[4]["step_time_s"]
+    assert pts[4]["cp_share"] == pytest.approx(want) and want > 0
+    assert "ep_share" not in pts[4]
+    moe = by_x(points({**MIXTRAL, "dp": 8}, knob="ep", values="1,8"))
+    assert "ep_share" not in moe[1]
+    flow = flow_view(evaluate(Scenario.model_validate(moe[8]["query"])))
+    want = MIXTRAL["microbatches"] * _busiest(flow, "a2a_exposed_s") / moe[8]["step_time_s"]
+    assert moe[8]["ep_share"] == pytest.approx(want) and want > 0

@@ -22,11 +22,15 @@ from app.core.evaluate.sweep_params import (
 from app.core.evaluate.sweep_params import (
     SWEEP_KEYS as SWEEP_KEYS,
 )
+from app.core.inputs import specs
 from app.core.inputs.hardware import HARDWARE
 from app.core.inputs.scenario import MAX_SIMULATED_ACTIONS, Scenario, ScenarioError
 from app.core.inputs.teaching import teaching_durations
+from app.core.layout.topology import Layout
 from app.core.schedules import FORWARD_ONLY, MULTI_CHUNK, V_SHAPED, ScheduleName
 from app.core.simulate import simulate
+from app.core.views import flow_comm
+from app.core.views.prediction import Prediction
 
 
 def _v_for(schedule: str, v: int) -> int:
@@ -80,8 +84,27 @@ def _invalid(x: int | float, exc: Exception, query: dict[str, str] | None) -> di
             "key": key, "params": params}  # fmt: skip
 
 
+def _axis_shares(s: Scenario, layout: Layout, cost: Prediction, hardware: Registry) -> dict:
+    """With cp or ep > 1: the busiest rank's exposed CP ring and EP all-to-all seconds per
+    step over the step, as tp_share counts TP (every micro-batch through each of its chunks,
+    forward and backward), from the flow's per-chunk numbers (views/flow_comm.py)."""
+    hw = specs.hardware_of(s, hardware)
+    lc = flow_comm.layer_comm(cost.model, hw, cost.training, layout, s.routing_imbalance, 1.0)
+    if lc is None:
+        return {}
+    chunks = flow_comm.chunk_comm(lc, [list(row) for row in cost.pipeline.layers])
+    passes = ("F",) if s.schedule in FORWARD_ONLY else ("F", "B")
+    step = cost.sections["step_time_s"]
+    out = {}
+    for key, field in (("cp", "cp_exposed_s"), ("ep", "a2a_exposed_s")):
+        if lc[key] is not None:
+            busiest = max(sum(c[field][p] for c in row for p in passes) for row in chunks)
+            out[f"{key}_share"] = s.microbatches * busiest / step
+    return out
+
+
 def _metrics(s: Scenario, hardware: Registry) -> dict[str, Any]:
-    _, actions, cost = prepare(s, hardware)
+    layout, actions, cost = prepare(s, hardware)
     teaching = teaching_durations(s)
     # With teaching units the pipeline is drawn (and its bubble counted) in those units.
     tl = (
@@ -105,6 +128,7 @@ def _metrics(s: Scenario, hardware: Registry) -> dict[str, Any]:
         "pp_share": pp_s / step,
         "dp_share": sec["breakdown"]["dp_s"] / step,
         "mfu": sec["mfu"],
+        **_axis_shares(s, layout, cost, hardware),
     }
     if not all(math.isfinite(v) for v in out.values()):
         raise ScenarioError.keyed(

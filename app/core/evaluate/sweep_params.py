@@ -47,6 +47,8 @@ MAX_VALUE = 1 << 20
 MAX_SLOTS = 1 << 16
 METRICS = ("bubble_fraction", "bubble_over_ideal", "peak_bytes", "capacity_bytes",
            "step_time_s", "tokens_per_s", "tp_share", "pp_share", "dp_share", "mfu")  # fmt: skip
+# Only on points with cp or ep > 1: the exposed CP ring's and EP all-to-alls' share of the step.
+AXIS_METRICS = ("cp_share", "ep_share")
 
 
 class SweepParams(BaseModel):
