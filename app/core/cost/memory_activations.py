@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
+from itertools import accumulate, groupby
+from operator import itemgetter
 from typing import NamedTuple
 
 from app.core.cost.shapes import busiest_share
@@ -170,17 +172,19 @@ def held_frontier(events: Iterable, layers: list[list[int]]) -> list[list[tuple[
     """Per rank, the (F-to-B, B-to-W) layer-micro-batches it holds after each action of a
     split-backward schedule (events with stage, kind, chunk, each rank's in order), only the
     pairs no other pair beats in both: the peak for any W share is one of them."""
-    held = [[0, 0] for _ in layers]
+    held = [(0, 0)] * len(layers)
     states: list[list[tuple[int, int]]] = [[(0, 0)] for _ in layers]
-    for e in events:
-        n, h = layers[e.stage][e.chunk], held[e.stage]
-        if e.kind == "F":
-            h[0] += n
-        elif e.kind == "B":  # its activations now serve the W only
-            h[0], h[1] = h[0] - n, h[1] + n
-        else:
-            h[1] -= n
-        states[e.stage].append((h[0], h[1]))
+    # One stage's run of events at a time, its two running sums in C (accumulate): F keeps
+    # its layers until its B, whose activations then serve the W only until the W.
+    for stage, run in groupby(events, itemgetter(0)):  # Event: (stage, kind, mb, chunk, ...)
+        n = layers[stage]
+        moves = [(e[1], n[e[3]]) for e in run]
+        f = accumulate((x if k == "F" else -x if k == "B" else 0 for k, x in moves),
+                       initial=held[stage][0])  # fmt: skip
+        w = accumulate((x if k == "B" else -x if k == "W" else 0 for k, x in moves),
+                       initial=held[stage][1])  # fmt: skip
+        states[stage] += zip(f, w, strict=True)
+        held[stage] = states[stage][-1]
     return [_pareto(row) for row in states]
 
 

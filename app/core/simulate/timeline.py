@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import repeat
+from itertools import accumulate, groupby, repeat
 from operator import itemgetter
 from typing import NamedTuple, TypeAlias
 
@@ -181,10 +181,11 @@ def peak_held(name: ScheduleName | str, events: list[Event], layers: list[list[i
     if ScheduleName(name) in FORWARD_ONLY:
         return [max(row) for row in layers]
     held, peak = [0] * pp, [0] * pp
-    for e in events:
-        if e.kind == "F":
-            held[e.stage] += layers[e.stage][e.chunk]
-            peak[e.stage] = max(peak[e.stage], held[e.stage])
-        elif e.kind == "B":
-            held[e.stage] -= layers[e.stage][e.chunk]
+    # One stage's run of events at a time, its running sum in C (accumulate). Its largest
+    # value comes after an F: a B or W never raises what is held.
+    for stage, run in groupby(events, itemgetter(0)):  # Event: (stage, kind, mb, chunk, ...)
+        n = layers[stage]
+        moves = (n[e[3]] if e[1] == "F" else -n[e[3]] if e[1] == "B" else 0 for e in run)
+        sums = list(accumulate(moves, initial=held[stage]))
+        held[stage], peak[stage] = sums[-1], max(peak[stage], *sums)
     return peak

@@ -76,10 +76,12 @@ def _memory_json(stages: list[memory.StageMemory], capacity: float) -> dict[str,
     """Per stage every component (cost/memory.py: they sum to total_bytes) and PyTorch's two
     figures, allocated and reserved; the peak is the fullest GPU's total (reserved plus the
     per-process floor), which is what must fit."""
-    # JSON has no tuples: list the layers so the view equals its own JSON round trip.
+    # JSON has no tuples: list the layers so the view equals its own JSON round trip. The
+    # fields read one by one, not by asdict, whose deep copy of each number was a third of a
+    # plan's shortlist (every field is a number but the layers).
     per_stage = [
         {
-            **asdict(st),
+            **{f: getattr(st, f) for f in memory.FIELDS},
             "layers": list(st.layers),
             "allocated_bytes": st.allocated_bytes,
             "reserved_bytes": st.reserved_bytes,
