@@ -34,6 +34,7 @@ from app.core.schedules import ScheduleError
 from app.core.schedules.deadlock import DeadlockError
 from app.core.simulate import Timeline
 from app.core.teach import advice
+from app.core.views.row_fold import fold_rows, fold_summary
 from app.live import a_priori, run_memory
 
 MAX_DRAWN_EVENTS = 60_000  # past this the browser stalls; tp pulses go first, then sends
@@ -51,6 +52,10 @@ def rows(layout: Layout) -> list[dict]:
         c = layout.coord(rank)
         out.append({"rank": rank, "dp": c.dp, "pp": c.pp, "tp": c.tp, "node": layout.node(rank)})
     return sorted(out, key=lambda r: (r["dp"], r["pp"], r["tp"]))
+
+
+def _last_end(r: ProbeRecord) -> float:
+    return max((e.end for e in r.events), default=0.0)
 
 
 def timeline_events(records: list[ProbeRecord], origin_s: float) -> tuple[list[dict], int]:
@@ -215,7 +220,10 @@ def analyse(
         tl = None
     breakdowns = [measured.breakdown(r) for r in mine]
     idle = measured.stage_idle_s(tl, info.pp) if tl else []
-    events, left_out = timeline_events(mine, t0)
+    every = rows(layout)
+    drawn = fold_rows(every, {r.rank: r.t0 - t0 + _last_end(r) for r in mine})
+    shown = {r["rank"] for r in drawn}
+    events, left_out = timeline_events([r for r in mine if r.rank in shown], t0)
     actions = measured.residuals(mine, tl, first - t0, t0) if tl else []
     replay = predicted_json(tl, first - t0, tail) if tl else None
     prior = a_priori.predict(info, registry)  # its memory figures serve run_memory too
@@ -226,7 +234,8 @@ def analyse(
         "world": layout.world_size,
         "complete": len(mine) == layout.world_size,
         "window": sorted({r.step for r in window}),
-        "rows": rows(layout),
+        "rows": drawn,
+        "fold": fold_summary(drawn, layout.world_size),
         "measured": {
             "events": events,
             "left_out": left_out,

@@ -20,7 +20,10 @@ function table(el, head, rows) {
 
 export async function drawBubble(div, tableEl, a) {
   const byRank = new Map(a.rows.map((r) => [r.rank, r]));
-  const per = [...a.bubble.per_rank].sort((p, q) => a.rows.indexOf(byRank.get(p.rank)) - a.rows.indexOf(byRank.get(q.rank)));
+  // The timeline's rows: every rank, or past FOLD_AT ranks the folded ones (row_fold.py); the
+  // table below keeps the mean over every rank.
+  const per = a.bubble.per_rank.filter((p) => byRank.has(p.rank))
+    .sort((p, q) => a.rows.indexOf(byRank.get(p.rank)) - a.rows.indexOf(byRank.get(q.rank)));
   const labels = per.map((p) => rowLabel(byRank.get(p.rank)));
   const traces = Object.entries(CAUSE).map(([key, color]) => ({
     type: "bar", name: causeName(key), x: labels, y: per.map((p) => p[key]), marker: { color },

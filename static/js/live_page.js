@@ -199,6 +199,7 @@ async function draw(a) {
   $("ranks-present").textContent = `${a.ranks_present}/${a.world}`;
   showCompare(a);
   $("left-out").textContent = a.measured.left_out ? fill("live.left_out", { n: a.measured.left_out }) : "";
+  $("fold-note").textContent = a.fold ? fill("live.fold", a.fold) : "";
   await timeline.draw(a);
   await drawBubble($("bubble-chart"), $("bubble-table"), a);
   await drawHeatmap($("heatmap"), a, $("heat-metric").value);

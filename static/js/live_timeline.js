@@ -15,8 +15,13 @@ const LAYERS = [
 const GHOST = { width: 0.2, offset: 0.17 };
 const ARROW_LIMIT = 800;
 
+// A folded row (app/core/views/row_fold.py) stands for its stage's ranks: "p3 ×256 (r17)";
+// an outlier keeps its coordinates and says how far its step end is from its stage's median.
 export function rowLabel(r) {
-  return `r${r.rank} d${r.dp}·p${r.pp}·t${r.tp}`;
+  if (r.folded) return `p${r.pp} ×${r.folded} (r${r.rank})`;
+  const own = `r${r.rank} d${r.dp}·p${r.pp}·t${r.tp}`;
+  if (r.outlier === undefined) return own;
+  return `${own} ${r.outlier > 0 ? "+" : ""}${Math.round(r.outlier * 100)}%`;
 }
 
 function ms(s) {
@@ -75,9 +80,11 @@ export class LiveTimeline {
     this.rowOf = rowOf;
     const end = Math.max(0, ...events.map((e) => e.end), ...(a.replay?.events ?? []).map((e) => e.end));
     const traces = [...this.ghostTrace(a.replay, rows), ...this.measuredTraces(events, rowOf)];
+    // Room for the longest rank label (an outlier's carries its offset): ~6.5 px a character.
+    const left = Math.min(240, Math.max(118, 12 + 6.5 * Math.max(...rows.map((r) => rowLabel(r).length))));
     const layout = {
       barmode: "overlay", height: Math.min(900, 90 + rows.length * 30), hovermode: "closest",
-      margin: { l: 118, r: 12, t: 10, b: 40 }, showlegend: false,
+      margin: { l: left, r: 12, t: 10, b: 40 }, showlegend: false,
       xaxis: { title: { text: tr("live.axis.step_start") }, range: [0, end * 1.01 || 1], zeroline: false },
       yaxis: { tickvals: rows.map((_, i) => i), ticktext: rows.map(rowLabel),
         range: [rows.length - 0.5, -0.5], fixedrange: true, tickfont: { size: 11 } },
