@@ -1,8 +1,9 @@
 """GET /api/plan: rank every valid configuration for a model, GPU count and batch.
 
-The search costs about 0.8 ms per candidate, and a GPU count with many divisors has
-thousands (15,120 GPUs: 9,264, 7 s of CPU), so the pool is counted first (cheap) and more
-than ``settings.plan_max_candidates`` is a 422 on ``gpus``. The search runs on the thread
+The search costs about 0.3 ms per candidate, and a GPU count with many divisors has
+thousands (15,120 GPUs: 9,264), so the pool is counted first (cheap) and more than
+``settings.plan_max_candidates`` is a 422 on ``gpus``; a pool with cp or ep is capped by the
+planner itself (planner_axes.BUDGET). The search runs on the thread
 pool under one of the app's heavy-request slots (app/api/limits.py).
 
 What the published runs say of each row (its error band, whether any validated run is like

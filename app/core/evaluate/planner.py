@@ -1,12 +1,16 @@
 """Configuration planner: every valid (dp, tp, pp, schedule, v, micro-batch, zero, recompute)
 for a model, a GPU count and a global batch, ranked by predicted tokens/s among those that fit.
 Sequence parallelism and the overlaps are set as frameworks run them (planner_search.knobs).
+A mixture of experts also searches ep, a sequence past 8k tokens cp (planner_axes.pool); a
+dense model at 8k or fewer is searched in 3D.
 
 Two passes keep 1,024 GPUs x 175B near a second: a closed-form pass over every candidate
 (planner_search, planner_forms), then the full simulation of a shortlist of SHORTLIST, with the
 schedules that have no closed form beside their relatives, re-ranked by their simulated
-numbers. The shortlist's size does not depend on ``top``, so neither do the ranking and the
-winner: ``top`` only cuts the list shown.
+numbers (with a cache the plan owns: what a pipeline shape alone decides is built once). The
+shortlist's size does not depend on ``top``, so neither do the ranking and the winner:
+``top`` only cuts the list shown. DualPipe(V), which has no closed form, is simulated only
+beside a shortlisted 1F1B relative.
 
 Rows are ranked by speed, except that a row with less than ``headroom`` of HBM free (tight)
 must be faster by more than the model's error band to come above one with room; each row
