@@ -100,6 +100,7 @@ def report(rev: str, show_rows: bool) -> None:
         for src, e in sorted(by_source(rows, errs).items()):
             print(f"| {src} " + line(name, e))
     fp8_report(rows, models)
+    cp_report(rows, models)
     left = [r for r in fidelity.rows() if r.reason]
     print(f"\n{len(rows)} rows predicted; {len(left)} left out:")
     for reason in sorted({r.reason for r in left}):
@@ -132,6 +133,19 @@ def fp8_report(rows, models: dict[str, list]) -> None:
     for name, errs in fp8_models.items():
         for src, e in sorted(by_source([rows[i] for i in mine], errs).items()):
             print(f"| {src} " + line(name, e))
+
+
+def cp_report(rows, models: dict[str, list]) -> None:
+    """The context-parallel rows (issue 27) apart, per source, each with its cp."""
+    mine = [i for i, r in enumerate(rows) if r.run.cp > 1]
+    if not mine:
+        return
+    print("\n| CP rows, source | model | rows | median abs error | max abs error | within 10% |")
+    print("|---|---|---|---|---|---|")
+    for name, errs in models.items():
+        picked = [errs[i] for i in mine]
+        for src, e in sorted(by_source([rows[i] for i in mine], picked).items()):
+            print(f"| {src} " + line(name, [x for x in e if x is not None]))
 
 
 def fit(brute: bool) -> None:

@@ -4,7 +4,7 @@ Each row becomes the scenario its source describes and is predicted with the one
 constants of its hardware profile: nothing here is tuned per row. Where a source leaves a
 setting unsaid, ``ASSUMED`` fills it per source from what that framework did at the time,
 and the row says so; FP8 rows run their source's recipe (FP8_RECIPE). Rows the model cannot
-express (context parallel, an unpublished interleave depth, hardware without a profile) are
+express (an unpublished interleave depth, hardware without a profile) are
 kept and say why they are left out.
 """
 
@@ -76,8 +76,6 @@ def _assumed(run: PublishedRun) -> tuple[bool, bool, str]:
 
 def left_out(run: PublishedRun) -> str:
     """Why a row cannot be predicted faithfully, or "" when it can."""
-    if run.cp > 1:
-        return "context parallelism is not modelled"
     if HARDWARE_ALIASES.get(run.hardware, run.hardware) not in HARDWARE:
         return f"no hardware profile for {run.hardware}"
     if run.schedule == "interleaved" and run.vpp is None:
@@ -104,7 +102,8 @@ def scenario_of(run: PublishedRun) -> Scenario:
     zero3 = run.zero in SHARDED
     prefetch, per_tensor, fp32 = SHARDED.get(run.zero, (False, False, False))
     return Scenario(
-        dp=run.dp, tp=run.tp, pp=run.pp, order="megatron", gpus_per_node=run.gpus_per_node,
+        dp=run.dp, tp=run.tp, pp=run.pp, cp=run.cp, gpus_per_node=run.gpus_per_node,
+        order="megatron-5d" if run.cp > 1 else "megatron",
         schedule="interleaved" if interleaved else "1f1b",
         virtual_stages=run.vpp if interleaved else 1,
         microbatches=run.global_batch // (run.dp * micro), micro_batch_size=micro,
