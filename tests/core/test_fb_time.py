@@ -120,3 +120,35 @@ def test_cost_model_fb_hides_tp_collectives_and_is_no_gain_without_them():
     apart = [[replace(d, fb=None) for d in row] for row in rows]
     assert overlapped < simulate("dualpipe", actions, apart, 2).makespan
     assert evaluate(s)["timeline"]["makespan"] == pytest.approx(overlapped)
+
+
+def _moe_chunks(ep: int):
+    q = dict(model="mixtral-8x7b", schedule="dualpipev", pp=2, microbatches=8, dp=8, tp=1)
+    s = Scenario(**q, ep=ep, order="megatron-5d", hardware="h100-sxm", gpus_per_node=4)
+    hw, t = hardware_of(s), training_of(s)
+    m = as_held(model_of(s), 1, t.vocab_multiple, ep, s.routing_imbalance)
+    layout = layout_of(s, hw.gpus_per_node)
+    pipe = plan(s.schedule, s.pp, s.virtual_stages, m.layers, s.layer_split)
+    rows, _ = durations.chunk_durations(m, hw, t, layout, 2, 0, pipe.layers, pipe.ends, True)
+    return m, hw, t, layout, pipe, rows
+
+
+def test_dualpipe_pairs_hide_the_moe_all_to_all_as_deepseek_describes():
+    # DeepSeek-V3 report §3.2.1, Figure 4: in an overlapped F&B pair the dispatch and combine
+    # of one chunk run under the other's computation. ep = 8 over two 4-GPU nodes: exposed.
+    m, hw, t, layout, pipe, rows = _moe_chunks(ep=8)
+    a2a = durations.layer_cost(m, hw, t, layout).a2a
+    assert a2a > 0
+    for row, layers in zip(rows, pipe.layers, strict=True):
+        for c, d in enumerate(row):
+            other, n, k = row[1 - c], layers[c], layers[1 - c]
+            own, theirs = n * a2a, k * a2a  # one pass's all-to-alls in each chunk (no TP)
+            assert d.fb == pytest.approx(
+                overlapped_pair_s(d.f - own, own, other.b + other.w - theirs, theirs)
+            )
+            assert d.fb < d.f + other.b + other.w  # some of it hidden
+    # Without experts to exchange, nothing to hide: the pair is the sum of its passes.
+    *_, rows1 = _moe_chunks(ep=1)
+    for row in rows1:
+        for c, d in enumerate(row):
+            assert d.fb == pytest.approx(d.f + row[1 - c].b + row[1 - c].w)

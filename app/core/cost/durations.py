@@ -25,6 +25,7 @@ class LayerCost:
     w: float  # weight-gradient GEMMs
     tp: float  # TP collectives in one pass (forward, or input-gradient backward)
     recompute: float  # extra forward work in the backward
+    a2a: float = 0.0  # of f and b: the MoE dispatch and combine, which DualPipe's pairs hide
 
 
 def layer_cost(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> LayerCost:
@@ -57,7 +58,7 @@ def layer_cost(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> L
     # Qi et al. 2024 §2: the backward is an input-gradient pass (B) and a weight-gradient
     # pass (W), each one GEMM per forward GEMM; elementwise backward reads and writes twice.
     b = gemm + attn_b + 2 * ew + a2a + cast_b
-    return LayerCost(f=f, b=b, w=gemm, tp=tp_s, recompute=extra)
+    return LayerCost(f=f, b=b, w=gemm, tp=tp_s, recompute=extra, a2a=a2a)
 
 
 def cp_ring_s(
@@ -158,7 +159,7 @@ def chunk_durations(
                 parts = (cost, p2p, (embed_f, embed_w), (head_f, head_w))
                 kinds[key] = _chunk(m, hw, t, layout, n, first, last, params, parts)
             durs.append(kinds[key])
-        out.append(_pair_times(durs, [n * cost.tp for n in row]) if pairs else durs)
+        out.append(_pair_times(durs, [n * (cost.tp + cost.a2a) for n in row]) if pairs else durs)
     tp_pass = max(sum(row) for row in layers) * cost.tp / chunks
     return out, tp_pass
 
@@ -201,8 +202,10 @@ def zero3_messages(m: ModelSpec, t: Training, layers: int) -> int:
 
 
 def _pair_times(durs: list[Durations], comm_s: list[float]) -> list[Durations]:
-    """Each chunk's F overlapped with the other chunk's whole backward, the TP collectives
-    of each pass (``comm_s``, one pass's) hidden under the other's compute where they fit."""
+    """Each chunk's F overlapped with the other chunk's whole backward, the communication
+    of each pass (``comm_s``, one pass's: the TP collectives and the MoE dispatch and
+    combine, DeepSeek-V3 report §3.2.1 and Figure 4) hidden under the other's compute where
+    it fits."""
     if len(durs) != 2:
         return durs
     out = []
