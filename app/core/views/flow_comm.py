@@ -74,10 +74,13 @@ def layer_comm(
     seconds into the timeline's units (teaching units, as the TP pulse)."""
     m = as_held(m, layout.tp, t.vocab_multiple, layout.ep, imbalance)
     ep = bool(m.experts) and layout.ep > 1
-    if layout.cp == 1 and not ep:
+    # Only the p2p ring is drawn as ring steps; an all-gather or Ulysses all-to-all CP
+    # (Training.cp_comm, where present) is not a ring, and is left undrawn rather than misdrawn.
+    ring = layout.cp > 1 and getattr(t, "cp_comm", "p2p") == "p2p"
+    if not ring and not ep:
         return None
     return {
-        "cp": _ring(m, hw, t, layout, scale) if layout.cp > 1 else None,
+        "cp": _ring(m, hw, t, layout, scale) if ring else None,
         "ep": _a2a(m, hw, t, layout, scale) if ep else None,
     }
 
