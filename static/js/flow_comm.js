@@ -65,6 +65,8 @@ export function renderCommLegend(box, comm) {
 export function commTraces(events, comm, tpOf) {
   const chunks = comm?.chunks;
   if (!chunks) return [];
+  // DualPipe(V)'s overlapped pairs hide their all-to-alls under the other chunk (the core's list).
+  const hidden = new Set((comm.paired ?? []).map((k) => k.join(",")));
   const out = [];
   for (const [key, field, name] of [["ep", "a2a_exposed_s", "flow.ep_strip"], ["cp", "cp_exposed_s", "flow.cp_strip"]]) {
     const ev = [];
@@ -73,10 +75,12 @@ export function commTraces(events, comm, tpOf) {
     for (const e of events) {
       if (e.kind !== "F" && e.kind !== "B") continue;
       const c = chunks[e.stage]?.[e.chunk];
-      const d = c ? c[field][e.kind] : 0;
+      const inPair = key === "ep" && hidden.has(`${e.stage},${e.kind},${e.microbatch},${e.chunk}`);
+      const d = c && !inPair ? c[field][e.kind] : 0;
       if (!(d > 0)) continue;
       const tp = tpOf(e);
-      const before = key === "cp" ? c.a2a_exposed_s[e.kind] : 0;
+      const before = key === "cp" && !hidden.has(`${e.stage},${e.kind},${e.microbatch},${e.chunk}`)
+        ? c.a2a_exposed_s[e.kind] : 0;
       const end = e.end - tp - before;
       ev.push(e);
       dur.push(Math.max(0, Math.min(d, end - e.start)));

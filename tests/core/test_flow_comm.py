@@ -144,3 +144,17 @@ def test_teaching_units_scale_the_ring_like_the_tp_pulse():
     for p in ("F", "B"):
         got = taught["layer_comm"]["cp"]["hop_s"][p]
         assert got == pytest.approx(real["layer_comm"]["cp"]["hop_s"][p] * scale)
+
+
+def test_dualpipev_pairs_are_listed_so_their_hidden_all_to_alls_get_no_strip():
+    """DualPipe(V) hides a pair's all-to-alls under the other chunk (durations._pair_times):
+    the flow lists the F and B of each overlapped pair; warm-up and cool-down stay exposed."""
+    q = {**EP, "schedule": "dualpipev", "virtual_stages": 2}
+    _, view, flow, _ = _priced(q)
+    pairs = flow["comm"]["paired"]
+    fb = {(e["stage"], e["kind"], e["microbatch"], e["chunk"])
+          for e in view["timeline"]["events"] if e["kind"] in ("F", "B")}  # fmt: skip
+    listed = {tuple(p) for p in pairs}
+    assert listed and listed < fb  # some, never all: the warm-up forwards run alone
+    assert {k for _, k, _, _ in listed} == {"F", "B"}
+    assert _priced(EP)[2]["comm"]["paired"] == []  # 1F1B overlaps nothing

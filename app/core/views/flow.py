@@ -58,6 +58,27 @@ def release_times(name: ScheduleName, events: list[dict[str, Any]], pp: int) -> 
     return out
 
 
+def paired(name: ScheduleName, events: list[dict[str, Any]], pp: int) -> list[list]:
+    """The F and B events inside DualPipe(V)'s overlapped pairs, as [stage, kind, microbatch,
+    chunk]: their MoE all-to-alls run under the other chunk's compute (durations._pair_times,
+    DeepSeek-V3 report §3.2.1), so the flow draws no exposed strip on them."""
+    if name not in RELEASE_BY_UNIT:
+        return []
+    rows: list[list[int]] = [[] for _ in range(pp)]
+    for i, e in enumerate(events):
+        rows[e["stage"]].append(i)
+    out = []
+    for rank, row in enumerate(rows):
+        acts = [Action(events[i]["kind"], events[i]["microbatch"], events[i]["chunk"]) for i in row]
+        units = release_units(name, acts, rank == pp - 1)
+        shared = {j for k, j in enumerate(units) if j != k}
+        for k, i in enumerate(row):
+            e = events[i]
+            if e["kind"] in ("F", "B") and (units[k] != k or k in shared):
+                out.append([e["stage"], e["kind"], e["microbatch"], e["chunk"]])
+    return out
+
+
 def sends(name: ScheduleName | str, events: list[dict[str, Any]], pp: int, v: int) -> list[dict]:
     """Every cross-rank hand-off: producer end -> consumer start, ordered by send time (ties
     by the sending stage). ``events`` come grouped by rank in execution order (simulate), so
@@ -175,6 +196,8 @@ def flow_view(view: dict[str, Any]) -> dict[str, Any]:
         per_stage = (view.get("stage_balance") or {}).get("per_stage") or []
         layers = [st["layers"] for st in per_stage]
         out["comm"] = {**lc, "chunks": flow_comm.chunk_comm(lc, layers) if layers else None}
+        if lc.get("ep"):
+            out["comm"]["paired"] = paired(name, events, pp)
     out["captions"] = flow_captions.captions(
         view, out["sends"], out["frames"]["times"], out.get("comm")
     )
