@@ -242,6 +242,10 @@ def fit(
                 continue  # a single source: nothing to hold out against
             out.held_out[key] = (out.pick(on), pool)
         c, pool = out.held_out[key]
+        if not fits_on(rows[i]) and c not in curves[i].points:
+            # FP8 picks per GEMM the cheaper of FP8 and 16-bit, a min that can bend the curve
+            # the other way, so convexity bounds nothing there: priced at its ceiling.
+            out.price(i, c)
         out.rows[i] = replace(rows[i], held_out_s=out.value(i, c), held_out_ceiling=c,
                               held_out_pool=pool)  # fmt: skip
     for g in sorted({out.group(i) for i in fitted_on}) if in_sample else ():
