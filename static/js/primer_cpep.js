@@ -50,7 +50,8 @@ function drawCp(cp) {
       ranks, cp: cp.size, seq: cp.seq_len, chunks: 2 * cp.size, tokens: cp.tokens_per_rank,
     });
     const place = tr(cp.crosses_node ? "primer.cp.crosses" : "primer.cp.inside");
-    $("cp-ring").textContent = `${fill("primer.cp.ring", {
+    const key = cp.comm === "p2p" ? "primer.cp.ring" : `primer.cp.${cp.comm}`;
+    $("cp-ring").textContent = `${fill(key, {
       steps: cp.ring_steps, kv: bytes(cp.kv_bytes_per_step),
       attn_f: seconds(cp.attention_s.forward), attn_b: seconds(cp.attention_s.backward),
       exp_f: seconds(cp.exposed_s.forward), exp_b: seconds(cp.exposed_s.backward),

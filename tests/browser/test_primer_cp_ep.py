@@ -61,3 +61,12 @@ def test_the_expert_card_fits_and_speaks_the_language(browser, base_url, lang, w
         page.locator("#cpep-card").screenshot(path=str(SHOTS / f"cpep-{width}-{lang}.png"))
     finally:
         ctx.close()
+
+
+def test_a_collective_exchange_is_told_apart_from_the_ring(page, base_url):
+    q = "dp=1&tp=2&pp=1&cp=4&cp_comm=allgather"
+    cp = api(base_url, "/api/primer", q)["cp_ep"]["cp"]
+    assert cp["comm"] == "allgather" and cp["exposed_s"]["forward"] > 0
+    open_view(page, f"{base_url}/primer?{q}", "primer")
+    text = page.inner_text("#cp-ring")
+    assert "cp_comm=allgather" in text and "ring takes" not in text

@@ -62,6 +62,24 @@ def cp_kv_bytes(m: ModelSpec, t: Training, tp: int) -> float:
     return rank_tokens(m, t) * (m.k_dim + m.v_dim) / tp * t.element_bytes
 
 
+def cp_collective_s(
+    m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout
+) -> tuple[float, float]:
+    """(forward, backward) seconds of one layer's CP exchange when it is a collective, exposed
+    before and after attention. allgather: every rank's K/V block gathered, their gradients
+    reduce-scattered back (Dubey et al. 2024 §3.3.2: Llama 3's all-gather based CP). a2a: Q,
+    K and V all-to-all'd from sequence- to head-sharded and the output back, the backward the
+    same four transposed (Jacobs et al. 2023, DeepSpeed-Ulysses §3.1)."""
+    place = placement(layout, "cp", hw.domain_size)
+    tokens, tp, e = rank_tokens(m, t), layout.tp, t.element_bytes
+    if t.cp_comm == "allgather":
+        s = all_gather_s(layout.cp * cp_kv_bytes(m, t, tp), place, hw)
+        return s, s
+    qkvo = tokens * (m.qk_dim + m.k_dim + m.v_dim + m.o_dim) / tp * e
+    s = all_to_all_s(qkvo, place, hw, messages=4)
+    return s, s
+
+
 def bus_bandwidth_bps(p: Placement, hw: HardwareSpec, sharded: bool = False) -> float:
     """``sharded``: a ZeRO-3 / FSDP collective (sharded_nics)."""
     e = hw.efficiency

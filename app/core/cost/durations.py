@@ -68,10 +68,13 @@ def cp_ring_s(
     a K/V block to the next rank while attention runs on the block in hand, so a step is
     exposed only by what its transfer outlasts 1/cp of the attention (Liu et al. 2023, Ring
     Attention §3; TransformerEngine's p2p context parallelism). The backward passes K/V again
-    and their gradients back: twice the bytes."""
+    and their gradients back: twice the bytes. Under cp_comm allgather or a2a, the exchange
+    is a collective outside attention, exposed whole (comm.cp_collective_s)."""
     cp = layout.cp
     if cp == 1:
         return 0.0, 0.0
+    if t.cp_comm != "p2p":  # gathered or all-to-all'd before attention: nothing overlaps it
+        return comm.cp_collective_s(m, hw, t, layout)
     crosses = comm.placement(layout, "cp", hw.domain_size).domains > 1
     hop = comm.p2p_s(comm.cp_kv_bytes(m, t, layout.tp), crosses, hw)
     hop_b = comm.p2p_s(2 * comm.cp_kv_bytes(m, t, layout.tp), crosses, hw)

@@ -140,6 +140,7 @@ def _staged(
     model = specs.model_of(s)
     specs.check_model(s, model)
     parallel_axes.check_sequence(s, model.seq_len)
+    parallel_axes.check_ulysses(s, model.heads, model.kv_heads or model.heads)
     pipe = pipeline.plan(s.schedule, s.pp, s.virtual_stages, model.layers, s.layer_split)
     actions = _built(s, cache)
     shown = None if teaching is None else simulate(s.schedule, actions, teaching, s.virtual_stages)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shlex
 
+from app.core.export.megatron_moe import cp_flags, mla_flags, moe_flags
 from app.core.export.result import Cannot
 from app.core.inputs.models import ModelSpec
 from app.core.inputs.scenario import Scenario
@@ -26,9 +27,8 @@ def flags(s: Scenario, m: ModelSpec, p: Pipeline) -> tuple[list[Flag], list[str]
         ("--tensor-model-parallel-size", s.tp),
         ("--pipeline-model-parallel-size", s.pp),
     ]
-    if s.cp > 1:  # arguments.py; the sequence splits into 2*cp chunks (scenario check)
-        out.append(("--context-parallel-size", s.cp))
-    if s.ep > 1:
+    out += cp_flags(s)  # arguments.py; the sequence splits into 2*cp chunks (scenario check)
+    if s.ep > 1 and not m.experts:
         raise Cannot("ep_dense", "expert parallelism needs a mixture-of-experts model "
                      "(--num-experts); this model is dense, so ep must be 1")  # fmt: skip
     out += _pipeline(s, p)
@@ -201,7 +201,7 @@ def model_flags(m: ModelSpec, s: Scenario) -> list[Flag]:
         out.append(("--make-vocab-size-divisible-by", s.vocab_multiple))
     if s.fused_cross_entropy:
         out.append(("--cross-entropy-loss-fusion", None))
-    return out
+    return out + mla_flags(m) + moe_flags(m, s)
 
 
 def render(flag_list: list[Flag]) -> str:

@@ -20,6 +20,17 @@ FLAVORS = {"llama3-8b": ("llama3", "8B"), "llama3-70b": ("llama3", "70B"),
 Table = dict[str, object]
 
 
+def _rotate(s: Scenario) -> str:
+    """Parallelism.context_parallel_rotate_method: torch's ring attention exchanges K/V shards
+    by "allgather" (all at once, its default) or "alltoall" (passed on round the ring, the p2p
+    ring cost/durations.py prices); it has no head-sharded (Ulysses) attention."""
+    if s.cp_comm == "a2a":
+        raise Cannot("torchtitan_cp_a2a", "torchtitan's context parallelism is ring attention "
+                     "(K/V all-gathered or rotated); it has no Ulysses all-to-all. Use "
+                     "cp_comm=p2p or allgather")  # fmt: skip
+    return "allgather" if s.cp_comm == "allgather" else "alltoall"
+
+
 def tables(s: Scenario, m: ModelSpec, p: Pipeline) -> tuple[dict[str, Table], list[str]]:
     """The TOML's tables in order, and notes; raises Cannot for what torchtitan cannot run."""
     notes: list[str] = []
@@ -31,7 +42,7 @@ def tables(s: Scenario, m: ModelSpec, p: Pipeline) -> tuple[dict[str, Table], li
         notes.append(f"[model] left out: torchtitan has no flavor of {s.model}'s shape "
                      f"({m.layers} layers, dim {m.hidden}, {m.heads} heads)")  # fmt: skip
     out["training"] = _training(s, m)
-    out["parallelism"] = _parallelism(s, p, notes)
+    out["parallelism"] = _parallelism(s, m, p, notes)
     out["activation_checkpoint"] = _checkpoint(s, p, notes)
     if s.tp_comm_overlap and s.tp > 1:
         # job_config.py: async TP "currently only effective when compile is enabled".
@@ -90,7 +101,7 @@ def _training(s: Scenario, m: ModelSpec) -> Table:
     return out
 
 
-def _parallelism(s: Scenario, p: Pipeline, notes: list[str]) -> Table:
+def _parallelism(s: Scenario, m: ModelSpec, p: Pipeline, notes: list[str]) -> Table:
     if s.zero == 1:
         raise Cannot(
             "torchtitan_zero", "torchtitan shards data parallelism with FSDP2 (parameters, "
@@ -117,7 +128,10 @@ def _parallelism(s: Scenario, p: Pipeline, notes: list[str]) -> Table:
     out |= {"tensor_parallel_degree": s.tp, "pipeline_parallel_degree": s.pp}
     if s.cp > 1:  # job_config.py Parallelism.context_parallel_degree
         out["context_parallel_degree"] = s.cp
-    if s.ep > 1:
+        out["context_parallel_rotate_method"] = _rotate(s)
+    if s.ep > 1 and m.experts:  # job_config.py Parallelism.expert_parallel_degree
+        out["expert_parallel_degree"] = s.ep
+    elif s.ep > 1:
         raise Cannot("ep_dense", "expert parallelism needs a mixture-of-experts model; "
                      "this model is dense, so ep must be 1")  # fmt: skip
     if s.tp_comm_overlap and s.tp > 1:

@@ -44,6 +44,20 @@ def check_axes(s: Scenario) -> None:
         )  # fmt: skip
 
 
+def check_ulysses(s: Scenario, heads: int, kv_heads: int) -> None:
+    """cp_comm=a2a gives each CP rank heads/(tp x cp) of the heads (DeepSpeed-Ulysses, Jacobs
+    et al. 2023 §3.1; TransformerEngine asserts the heads divide by the CP size), so both the
+    query and the key/value heads must split over tp x cp."""
+    n = s.tp * s.cp
+    if s.cp_comm == "a2a" and s.cp > 1 and (heads % n or kv_heads % n):
+        raise ScenarioError.keyed(
+            "cp_comm", "scenario.cp_ulysses",
+            "cp_comm=a2a splits the heads over tp*cp = {n}: {heads} heads and {kv} KV heads "
+            "must both divide by it; use cp_comm=p2p or allgather, or a smaller cp",
+            n=n, heads=heads, kv=kv_heads,
+        )  # fmt: skip
+
+
 def check_sequence(s: Scenario, seq_len: int) -> None:
     """After the model is known: the sequence splits into 2 x cp equal causal chunks."""
     if s.cp > 1 and seq_len % (2 * s.cp):

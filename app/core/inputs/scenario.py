@@ -57,6 +57,11 @@ class Scenario(BaseModel):
     pp: int = Field(2, ge=1, le=MAX_WORLD, description="pipeline stages")
     cp: int = Field(1, ge=1, le=MAX_WORLD, description="context-parallel ranks per sequence")
     ep: int = Field(1, ge=1, le=MAX_WORLD, description="expert-parallel ranks, over dp x cp")
+    cp_comm: Literal["p2p", "allgather", "a2a"] = Field(
+        "p2p",
+        description="how CP ranks exchange K/V: p2p ring, allgather (Llama 3) or a2a "
+        "(Ulysses: heads/tp must split over cp), as Megatron's --cp-comm-type",
+    )
     order: str = Field("tp-pp-dp", description="rank order, fastest axis first, or a preset")
     gpus_per_node: int | None = Field(None, ge=1, le=1024, description="default: hardware's")
     schedule: ScheduleName = ScheduleName.one_f_one_b

@@ -155,6 +155,7 @@ def training_of(s: Scenario) -> Training:
         autocast=s.autocast,
         unsharded_grad_accum=s.unsharded_grad_accum,
         cp=s.cp,
+        cp_comm=s.cp_comm,
         fp8=s.fp8,
         fp8_scaling=s.fp8_scaling,
         fp8_param_gather=s.fp8_param_gather,

@@ -98,6 +98,11 @@ class Training:
     # Context-parallel ranks: each holds seq/cp tokens of every micro-batch (Megatron-LM
     # --context-parallel-size; its memory side in cost/memory_activations.py).
     cp: int = 1
+    # How CP ranks exchange attention's keys and values (Megatron-LM --cp-comm-type): "p2p",
+    # K/V blocks passed round a ring under attention (TransformerEngine's default); "allgather",
+    # K/V gathered before attention (Dubey et al. 2024 §3.3.2, Llama 3); "a2a", Q, K, V and
+    # the output all-to-all between sequence and heads (Jacobs et al. 2023, DeepSpeed-Ulysses).
+    cp_comm: Literal["p2p", "allgather", "a2a"] = "p2p"
     # The linear layers' GEMMs in FP8 (cost/fp8.py): "none" is 16-bit training as before.
     fp8: Fp8Recipe = "none"
     # Tensorwise scales from the amax history of past steps ("delayed", TE's DelayedScaling,

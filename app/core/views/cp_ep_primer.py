@@ -39,6 +39,7 @@ def cp_json(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout, rank: i
         "seq_len": m.seq_len,
         "tokens_per_rank": m.seq_len // cp,
         "chunks": causal_chunks(cp),
+        "comm": t.cp_comm,  # p2p: the ring; allgather or a2a: one collective, exposed
         "ring_steps": cp - 1,
         "kv_bytes_per_step": comm.cp_kv_bytes(m, t, tp) if cp > 1 else 0.0,
         "crosses_node": comm.placement(layout, "cp", hw.domain_size).domains > 1,
