@@ -51,10 +51,14 @@ def test_the_kind_key_is_generation_schedule_axes_zero3_and_sp():
                                sequence_parallel=True, schedule="interleaved", virtual_stages=2,
                                microbatches=4))  # fmt: skip
     assert k == kinds.ConfigKind("ampere", "interleaved", True, True, True, True, True)
-    assert kinds.FIELDS == ("generation", "schedule", "tp", "pp", "dp", "zero3", "sp", "fp8")
+    expected = ("generation", "schedule", "tp", "pp", "dp", "zero3", "sp", "fp8", "cp")
+    assert expected == kinds.FIELDS
     # An FP8 recipe is a kind of its own: its rows never share a band with 16-bit ones.
     fp8 = kinds.kind_of(Scenario(hardware="h100-sxm", dp=8, tp=1, pp=1, fp8="tensorwise"))
     assert fp8.fp8 and not kinds.kind_of(Scenario(hardware="h100-sxm", dp=8, tp=1, pp=1)).fp8
+    # So is context parallelism: a CP run's band comes from CP rows only.
+    cp = kinds.kind_of(Scenario(hardware="h100-sxm", dp=4, tp=1, pp=1, cp=2))
+    assert cp.cp and not kinds.kind_of(Scenario(hardware="h100-sxm", dp=8, tp=1, pp=1)).cp
     # Without a pipeline the schedule says nothing; without TP, sequence parallelism neither.
     flat = kinds.kind_of(Scenario(hardware="h100-sxm", dp=8, tp=1, pp=1, schedule="gpipe",
                                   sequence_parallel=True))  # fmt: skip

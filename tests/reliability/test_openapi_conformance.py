@@ -109,6 +109,11 @@ _SCENARIO = {
     "selective_ac": "selective_ac needs recompute=selective",
     "tp_overlap_sp": "tp_comm_overlap needs sequence_parallel",
     "too_large": "pp*microbatches*chunks within the simulation bound",
+    "fp8_needs_recipe": "fp8_scaling or fp8_param_gather against fp8",
+    "fp8_scaling_tensorwise": "fp8_scaling=current against the fp8 recipe",
+    "fp8_hardware": "an fp8 recipe against the hardware",
+    "mxfp8_hardware": "fp8=mxfp8 against the hardware",
+    "cp_ulysses": "cp_comm=a2a against heads, kv_heads, tp and cp",
 }
 _SCHEDULE = {
     "one_chunk": "virtual_stages against the schedule",

@@ -1,7 +1,7 @@
 """The kind of a configuration: what a published run's error is taken to say something about.
 
 ``kind_of`` is the one definition, for a scenario and for a published row alike (a row's kind
-is the kind of the scenario it is predicted as, board.scenario_of). Eight fields, each a
+is the kind of the scenario it is predicted as, board.scenario_of). Nine fields, each a
 thing the validation set shows the error moving with, or a thing it never measured:
 
 generation  the GPU generation whose constants the hardware uses (``GENERATIONS``; None: the
@@ -12,6 +12,7 @@ tp, pp, dp  which parallel axes are above 1
 zero3       ZeRO stage 3 / FSDP (parameters sharded and gathered) rather than stage 0-2
 sp          sequence parallelism on (counted only with tp > 1, where it changes anything)
 fp8         an FP8 recipe on (the linear GEMMs at the FP8 rate, cost/fp8.py)
+cp          context parallelism on (the sequence split over cp ranks, its K/V exchange)
 
 Sizes (how many GPUs, TP 2 or 8, the model) are not in the key: within a kind the rows span
 them, and the band is their spread.
@@ -42,6 +43,7 @@ class ConfigKind:
     zero3: bool
     sp: bool
     fp8: bool = False
+    cp: bool = False
 
 
 FIELDS = tuple(f.name for f in fields(ConfigKind))
@@ -66,6 +68,7 @@ def kind_of(s: Scenario) -> ConfigKind:
         zero3=s.zero == 3,
         sp=s.sequence_parallel and s.tp > 1,
         fp8=s.fp8 != "none",
+        cp=s.cp > 1,
     )
 
 
