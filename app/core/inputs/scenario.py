@@ -273,8 +273,12 @@ class Scenario(BaseModel):
         return chunks_per_rank(self.schedule, self.virtual_stages)
 
     def query(self) -> dict[str, str]:
-        """The non-default fields as URL query values: the share link."""
+        """The non-default fields as URL query values: the share link. The model is named even
+        when it is the default once a shape field is set: a shape field without model= reads
+        as model=custom, which would open a different model."""
         out = {}
         for key, value in self.model_dump(exclude_defaults=True, mode="json").items():
             out[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        if "model" not in out and out.keys() & {*ARCH_FIELDS, *MOE_FIELDS}:
+            out = {"model": self.model, **out}
         return out
