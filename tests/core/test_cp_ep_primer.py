@@ -82,3 +82,11 @@ def test_the_zero_card_shards_over_dp_times_cp_as_the_memory_section_does():
     assert sorted(s["rank"] for s in got["zero"]["shards"]) == list(range(8))
     row = next(z for z in got["zero"]["stages"] if z["zero"] == 1)
     assert row["optimizer_bytes"] == pytest.approx(got["memory"]["per_stage"][0]["optimizer_bytes"])
+
+
+def test_the_zero_card_under_hsdp_shards_over_the_ranks_own_group():
+    s = Scenario(dp=8, tp=1, pp=1, zero=3, dp_shard=4)
+    got = primer(s, PrimerParams(rank=5))
+    assert [x["rank"] for x in got["zero"]["shards"]] == [4, 5, 6, 7]
+    row = next(z for z in got["zero"]["stages"] if z["zero"] == 3)
+    assert row["weights_bytes"] == pytest.approx(got["memory"]["per_stage"][0]["weights_bytes"])

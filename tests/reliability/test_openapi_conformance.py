@@ -114,6 +114,8 @@ _SCENARIO = {
     "fp8_hardware": "an fp8 recipe against the hardware",
     "mxfp8_hardware": "fp8=mxfp8 against the hardware",
     "cp_ulysses": "cp_comm=a2a against heads, kv_heads, tp and cp",
+    "dp_shard_zero3": "dp_shard against zero",
+    "dp_shard_divides": "dp_shard divides dp",
 }
 _SCHEDULE = {
     "one_chunk": "virtual_stages against the schedule",

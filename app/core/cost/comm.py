@@ -55,6 +55,36 @@ def grad_placement(layout: Layout, domain_size: int) -> Placement:
     return Placement(len(members), max(counts.values()))
 
 
+def shard_ranks(layout: Layout, t: Training) -> int:
+    """The ranks ZeRO shards over: DP with its CP ranks, or under HSDP one shard group's."""
+    return (t.dp_shard or layout.dp) * layout.cp
+
+
+@lru_cache(maxsize=1024)  # as placement
+def shard_placement(layout: Layout, domain_size: int, dp_shard: int | None) -> Placement:
+    """The group ZeRO gathers and reduce-scatters over: grad_placement's DP x CP ranks, or
+    under HSDP the first dp_shard DP ranks' (FSDP2's inner mesh dimension, torch
+    fully_shard with a (replicate, shard) mesh, where shard varies fastest)."""
+    if dp_shard is None or dp_shard == layout.dp:
+        return grad_placement(layout, domain_size)
+    dp = layout.group("dp", 0)[:dp_shard]
+    return _placed({c for d in dp for c in layout.group("cp", d)}, domain_size)
+
+
+@lru_cache(maxsize=1024)  # as placement
+def replica_placement(layout: Layout, domain_size: int, dp_shard: int) -> Placement:
+    """HSDP's replicate group: one rank of each shard group, which all-reduce the gradient
+    shard they hold (torch FSDP2 _fsdp_collectives.foreach_reduce's all_reduce_group)."""
+    return _placed(set(layout.group("dp", 0)[::dp_shard]), domain_size)
+
+
+def _placed(members: set[int], domain_size: int) -> Placement:
+    counts: dict[int, int] = {}
+    for r in members:
+        counts[r // domain_size] = counts.get(r // domain_size, 0) + 1
+    return Placement(len(members), max(counts.values()))
+
+
 def cp_kv_bytes(m: ModelSpec, t: Training, tp: int) -> float:
     """The K and V block one CP rank passes to the next per ring step of a layer's forward:
     its s/cp positions of the kv heads on its TP rank (Megatron-LM / TransformerEngine
@@ -252,9 +282,11 @@ def step_comm_bytes(
     # Rajbhandari et al. 2020 §7: gradients move 2Ψ(n-1)/n as an all-reduce does (ZeRO-1/2 as
     # reduce-scatter + all-gather); ZeRO-3 reduce-scatters them once, Ψ(n-1)/n, and gathers
     # the weights twice per micro-batch.
-    n = layout.dp * layout.cp  # the shard group: DP x CP (grad_placement)
+    n = shard_ranks(layout, t)  # the shard group: DP x CP, or an HSDP group's
     if t.zero >= 3:
         dp_b = (n - 1) / n * rank_params * t.gather_bytes * zero3_gathers(t) + grad * (n - 1) / n
+        replicas = layout.dp * layout.cp // n
+        dp_b += grad / n * ring_factor(replicas)  # HSDP: the shard's all-reduce over replicas
     else:
         dp_b = grad * ring_factor(n)
     return {"tp_bytes": tp_b, "pp_bytes": pp_b, "dp_bytes": dp_b}

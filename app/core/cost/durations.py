@@ -113,9 +113,9 @@ def _gather_s(
     shard the same weights: comm.grad_placement), one collective per layer (FSDP wraps each
     transformer block as a unit: Zhao et al. 2023 §3.2); ``params`` = the chunk's whole
     (unsharded by TP) parameters."""
-    if t.zero < 3 or layout.dp * layout.cp == 1:
+    if t.zero < 3 or comm.shard_ranks(layout, t) == 1:
         return 0.0
-    place = comm.grad_placement(layout, hw.domain_size)
+    place = comm.shard_placement(layout, hw.domain_size, t.dp_shard)
     nbytes = params / layout.tp * t.gather_bytes  # 1 byte if FP8 (training.py)
     return comm.all_gather_s(nbytes, place, hw, zero3_messages(m, t, layers), sharded=True)
 

@@ -192,7 +192,7 @@ def stage_memory(
     # ZeRO shards over the data-parallel ranks with the context-parallel ones, which hold the
     # same weights (Megatron-LM distributed_data_parallel.py's intra_dp_cp_group; torchtitan's
     # FSDP mesh dp_shard_cp): every state and gather below divides by dp x cp.
-    dp *= t.cp
+    dp = (t.dp_shard or dp) * t.cp  # HSDP: one shard group's (Training.dp_shard)
     w, g, o, share, act_layer, rebuilt, logits, frag, units, roots = _rates(m, t, dp, tp)
     floor = floor_bytes(hw)
     layers = layers or even_chunk_layers(m, pp, chunks)

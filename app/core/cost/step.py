@@ -25,15 +25,23 @@ def grad_sync_s(
     """The DP gradient sync: all-reduce (ZeRO 0-2, same volume as reduce-scatter + all-gather)
     or, under ZeRO-3, one reduce-scatter; its weight gathers live in the chunk durations.
     ``layers``: the rank's layers; ZeRO-3 then reduce-scatters once per layer, as it gathers
-    (FSDP: one reduce-scatter per wrapped block, Zhao et al. 2023 §3.2), else per bucket."""
+    (FSDP: one reduce-scatter per wrapped block, Zhao et al. 2023 §3.2), else per bucket.
+    Under HSDP the reduce-scatter runs in the shard group and each shard is then all-reduced
+    over the replicas (torch FSDP2 _fsdp_collectives.foreach_reduce)."""
     if t.forward_only or layout.dp * layout.cp == 1:
         return 0.0
-    place = comm.grad_placement(layout, hw.domain_size)
     grads = rank_params * t.grad_bytes
     buckets = max(1, -(-rank_params // overlap.BUCKET_PARAMS))
-    if t.zero >= 3:
-        return comm.all_gather_s(grads, place, hw, messages=layers or buckets, sharded=True)
-    return comm.all_reduce_s(grads, place, hw, messages=buckets)
+    if t.zero < 3:
+        return comm.all_reduce_s(grads, comm.grad_placement(layout, hw.domain_size), hw, buckets)
+    messages = layers or buckets
+    place = comm.shard_placement(layout, hw.domain_size, t.dp_shard)
+    out = comm.all_gather_s(grads, place, hw, messages=messages, sharded=True)
+    n = comm.shard_ranks(layout, t)
+    if n < layout.dp * layout.cp:
+        replicas = comm.replica_placement(layout, hw.domain_size, t.dp_shard)
+        out += comm.all_reduce_s(grads / n, replicas, hw, messages=messages)
+    return out
 
 
 def backward_gather_s(
@@ -44,9 +52,9 @@ def backward_gather_s(
     gradient reduce-scatter (one link, one transfer at a time: Hockney 1994's beta term is
     per link). ``messages``: its collectives (durations.zero3_messages; 0: one per
     40M-parameter bucket)."""
-    if t.zero < 3 or layout.dp * layout.cp == 1 or t.forward_only:
+    if t.zero < 3 or comm.shard_ranks(layout, t) == 1 or t.forward_only:
         return 0.0
-    place = comm.grad_placement(layout, hw.domain_size)  # DP x CP, as it shards
+    place = comm.shard_placement(layout, hw.domain_size, t.dp_shard)  # as it shards
     messages = messages or max(1, -(-rank_params // overlap.BUCKET_PARAMS))
     return comm.all_gather_s(rank_params * t.gather_bytes, place, hw, messages, sharded=True)
 
@@ -75,6 +83,6 @@ def tail(
     dp_s = overlap.exposed_grad_sync_s(
         total, rank_params, first, chunks, t.overlap_grad_reduce, busy
     )
-    optim = compute.optimizer_seconds(rank_params, t, layout.dp * layout.cp, hw, tensors)
+    optim = compute.optimizer_seconds(rank_params, t, comm.shard_ranks(layout, t), hw, tensors)
     optim = 0.0 if t.forward_only else optim
     return Tail(total, dp_s, optim)

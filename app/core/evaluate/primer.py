@@ -52,10 +52,15 @@ def activation_sizes(s: Scenario, layers: list[list[int]]) -> list[list[float]]:
     return [[per_layer * n for n in row] for row in layers]
 
 
-def shard_group(layout: Layout, rank: int) -> list[int]:
+def shard_group(layout: Layout, rank: int, dp_shard: int | None = None) -> list[int]:
     """The ranks ZeRO shards over with ``rank``: its DP group and, under context parallelism,
-    their CP ranks too (cost/memory.py stage_memory; Megatron-LM's intra_dp_cp_group)."""
-    return sorted({c for d in layout.group("dp", rank) for c in layout.group("cp", d)})
+    their CP ranks too (cost/memory.py stage_memory; Megatron-LM's intra_dp_cp_group); under
+    HSDP only its own block of dp_shard DP ranks (cost/comm.py shard_placement)."""
+    dp = layout.group("dp", rank)
+    if dp_shard:
+        start = dp.index(rank) // dp_shard * dp_shard
+        dp = dp[start : start + dp_shard]
+    return sorted({c for d in dp for c in layout.group("cp", d)})
 
 
 def _check_rank(p: PrimerParams, world: int) -> None:
@@ -96,7 +101,7 @@ def primer(
         "zero": zero_json(
             row["params"],
             t,
-            shard_group(layout, p.rank),
+            shard_group(layout, p.rank, t.dp_shard),
             sum(layers[stage]),
             row["activations_bytes"],
         ),

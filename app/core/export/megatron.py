@@ -127,6 +127,10 @@ def _recompute(s: Scenario) -> list[Flag]:
 
 def _data_parallel(s: Scenario, notes: list[str]) -> list[Flag]:
     out: list[Flag] = []
+    if s.dp_shard not in (None, s.dp):
+        raise Cannot("megatron_hsdp", "HSDP (dp_shard below dp) is exported for torchtitan "
+                     "(data_parallel_shard_degree x replicate_degree); this export does not "
+                     "spell Megatron-FSDP's hybrid sharding")  # fmt: skip
     if s.zero == 1:
         out.append(("--use-distributed-optimizer", None))
     elif s.zero >= 2:

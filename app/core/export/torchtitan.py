@@ -115,7 +115,8 @@ def _parallelism(s: Scenario, m: ModelSpec, p: Pipeline, notes: list[str]) -> Ta
             "torchtitan's tensor parallelism always splits the "
             "norms along the sequence (SequenceParallel); it has no TP without SP",
         )
-    shard = s.dp if s.zero >= 2 else 1
+    # HSDP: FSDP2 over dp_shard ranks, replicated over the rest (job_config.py Parallelism).
+    shard = (s.dp_shard or s.dp) if s.zero >= 2 else 1
     out: Table = {
         "data_parallel_replicate_degree": s.dp // shard,
         "data_parallel_shard_degree": shard,

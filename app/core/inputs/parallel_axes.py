@@ -26,6 +26,7 @@ def check_axes(s: Scenario) -> None:
             "world size dp*tp*pp*cp = {dp}*{tp}*{pp}*{cp} = {world} > {limit}",
             dp=s.dp, tp=s.tp, pp=s.pp, cp=s.cp, world=world, limit=MAX_WORLD,
         )  # fmt: skip
+    _check_hsdp(s)
     sizes = {"dp": s.dp, "tp": s.tp, "pp": s.pp, "cp": s.cp, "ep": s.ep}
     problem = mesh.fold_problem(parse_order(s.order), sizes)
     if problem == "divides":
@@ -41,6 +42,25 @@ def check_axes(s: Scenario) -> None:
             "with order {order} the expert groups would break the pipeline groups: put pp "
             "last (e.g. order=megatron-5d) or set ep = cp = {cp} (Megatron)",
             order=s.order, cp=s.cp,
+        )  # fmt: skip
+
+
+def _check_hsdp(s: Scenario) -> None:
+    """HSDP shards with FSDP (ZeRO-3) inside groups of dp_shard data-parallel ranks, which
+    tile dp (torch FSDP2 fully_shard on a 2D mesh: (replicate, shard))."""
+    if s.dp_shard is None:
+        return
+    if s.zero != 3:
+        raise ScenarioError.keyed(
+            "dp_shard", "scenario.dp_shard_zero3",
+            "dp_shard (HSDP) shards parameters, gradients and optimizer state as FSDP does: "
+            "it needs zero=3, got zero={zero}", zero=s.zero,
+        )  # fmt: skip
+    if s.dp % s.dp_shard:
+        raise ScenarioError.keyed(
+            "dp_shard", "scenario.dp_shard_divides",
+            "dp_shard = {shard} must divide dp = {dp}: the shard groups tile the "
+            "data-parallel ranks, dp/dp_shard replicas of one group", shard=s.dp_shard, dp=s.dp,
         )  # fmt: skip
 
 

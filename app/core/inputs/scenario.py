@@ -102,6 +102,13 @@ class Scenario(BaseModel):
     micro_batch_size: int = Field(1, ge=1, le=4096)
     dtype: Literal["bf16", "fp16", "fp32"] = "bf16"
     zero: int = Field(0, ge=0, le=3)
+    dp_shard: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_WORLD,
+        description="HSDP: the data-parallel ranks of each FSDP shard "
+        "group (zero=3), the rest replicas that all-reduce; default: all of dp (plain FSDP)",
+    )
     # Selective by default: FlashAttention-era training never stores the s x s scores, which
     # is what Korthikanti et al. 2022's selective recompute drops from the activations.
     recompute: Literal["none", "selective", "full"] = "selective"

@@ -156,6 +156,7 @@ def training_of(s: Scenario) -> Training:
         unsharded_grad_accum=s.unsharded_grad_accum,
         cp=s.cp,
         cp_comm=s.cp_comm,
+        dp_shard=s.dp_shard,
         fp8=s.fp8,
         fp8_scaling=s.fp8_scaling,
         fp8_param_gather=s.fp8_param_gather,

@@ -103,6 +103,10 @@ class Training:
     # K/V gathered before attention (Dubey et al. 2024 §3.3.2, Llama 3); "a2a", Q, K, V and
     # the output all-to-all between sequence and heads (Jacobs et al. 2023, DeepSpeed-Ulysses).
     cp_comm: Literal["p2p", "allgather", "a2a"] = "p2p"
+    # HSDP (FSDP2's 2D mesh, torchtitan data_parallel_shard_degree x replicate_degree): ZeRO-3
+    # shards over dp_shard data-parallel ranks (with their CP ranks) and the dp/dp_shard shard
+    # groups hold replicas that all-reduce the gradient shards. None: one group, all of dp.
+    dp_shard: int | None = None
     # The linear layers' GEMMs in FP8 (cost/fp8.py): "none" is 16-bit training as before.
     fp8: Fp8Recipe = "none"
     # Tensorwise scales from the amax history of past steps ("delayed", TE's DelayedScaling,
