@@ -31,7 +31,7 @@ ALLOWED = (
     | {s.value for s in ScheduleName}
     | {"answers", "only", "lang", "preset", "chunks", "max", "true", "full", "Megatron",
        "false", "torch", "dualpipe", "num_ranks", "num_chunks", "GiB", "HBM", "selective",
-       "GPU", "global_batch"}
+       "GPU", "global_batch", "allgather", "FSDP", "HSDP"}
     | set(ORDER_PRESETS)
 )  # fmt: skip
 ASCII_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z_]+)*")
