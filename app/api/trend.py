@@ -105,7 +105,7 @@ def build_trend(
 
 def sweep_options(t) -> dict[str, list[tuple[str, str]]]:
     knobs = [(k, t(f"trend.knob.{k}")) for k in KNOBS]
-    series = [("none", t("trend.series.none")), ("schedule", t("trend.series.schedule"))]
+    series = [(s, t(f"trend.series.{s}")) for s in ("none", "schedule", "fp8")]
     return {"knob": knobs, "series": series + knobs, "scale": [(s, t(f"trend.scale.{s}"))
             for s in ("linear", "doubling")], "open": [(v, t(f"nav.{v}"))
             for v in ("overview", "flow")]}  # fmt: skip

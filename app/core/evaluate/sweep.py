@@ -61,6 +61,8 @@ def _scenario(base: Scenario, sw: Sweep, line: int | float | str, value: int | f
     settings = [(sw.knob, value)]
     if sw.series == "schedule":
         raw.update(schedule=line, virtual_stages=_v_for(str(line), base.virtual_stages))
+    elif sw.series == "fp8":
+        raw["fp8"] = line  # a recipe on each line, the base's scaling left as it is
     elif sw.series != "none":
         settings.append((sw.series, line if isinstance(line, float) else int(line)))
     # dp at a fixed global batch goes last: it reads the micro-batch size the other set.

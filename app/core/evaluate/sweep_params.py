@@ -5,11 +5,12 @@ Sweep that app.core.evaluate.sweep runs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.inputs.scenario import ScenarioError
+from app.core.inputs.training import Fp8Recipe
 from app.core.schedules import FORWARD_ONLY, ScheduleName
 from app.core.support.echo import echo
 
@@ -26,18 +27,24 @@ KNOBS: dict[str, tuple[str, ...]] = {
     "cp": ("cp",),
     "ep": ("ep",),
     "routing_imbalance": ("routing_imbalance",),
+    "dp_shard": ("dp_shard",),
 }
 # Knobs whose values may be fractions (the busiest expert's share of tokens, over the mean).
 DECIMAL_KNOBS = frozenset({"routing_imbalance"})
 Knob = Literal[
     "microbatches", "pp", "tp", "dp_fixed_global_batch", "dp_fixed_microbatch",
     "virtual_stages", "micro_batch_size", "seq_len", "cp", "ep", "routing_imbalance",
+    "dp_shard",
 ]  # fmt: skip
 SeriesKind = Literal[
-    "none", "schedule", "microbatches", "pp", "tp", "dp_fixed_global_batch",
+    "none", "schedule", "fp8", "microbatches", "pp", "tp", "dp_fixed_global_batch",
     "dp_fixed_microbatch", "virtual_stages", "micro_batch_size", "seq_len", "cp", "ep",
-    "routing_imbalance",
+    "routing_imbalance", "dp_shard",
 ]  # fmt: skip
+# The FP8 line's recipes by default: MXFP8 needs Blackwell, and a sweep on other hardware
+# would show it refused at every point (the lines may still name it).
+FP8_LINES = ("none", "tensorwise", "blockwise")
+FP8_RECIPES: tuple[str, ...] = get_args(Fp8Recipe)
 MAX_VALUES = 64  # points on one line
 MAX_LINES = 8  # one per schedule (7) fits
 MAX_POINTS = 256  # values x lines
@@ -151,6 +158,8 @@ def _line_keys(p: SweepParams) -> tuple[int | float | str, ...]:
     text = (p.series_values or "").strip()
     if p.series == "none":
         return ("",)
+    if p.series == "fp8":
+        return _recipes(text)
     if p.series == "schedule":
         known = [s.value for s in ScheduleName]
         # By default the training schedules: naive runs forward only, so its step is no step.
@@ -180,6 +189,18 @@ def _line_keys(p: SweepParams) -> tuple[int | float | str, ...]:
             n=len(lines), limit=MAX_LINES,
         )  # fmt: skip
     return lines
+
+
+def _recipes(text: str) -> tuple[str, ...]:
+    """The FP8 lines: the listed recipes in Fp8Recipe's order, else FP8_LINES."""
+    names = [n.strip() for n in text.split(",")] if text else list(FP8_LINES)
+    bad = [n for n in names if n not in FP8_RECIPES]
+    if bad:
+        raise ScenarioError.keyed(
+            "series_values", "sweep.fp8_unknown", "unknown FP8 recipe {name}; one of: {known}",
+            name=echo(bad[0]), known=", ".join(FP8_RECIPES),
+        )  # fmt: skip
+    return tuple(n for n in FP8_RECIPES if n in names)
 
 
 def resolve(p: SweepParams) -> Sweep:
