@@ -37,8 +37,9 @@ from app.core.evaluate.planner_trust import (
 from app.core.fidelity import bands, board, kinds
 from app.core.inputs.hardware import HARDWARE
 from app.core.inputs.presets import MODELS
-from app.core.inputs.scenario import ScenarioError
-from app.core.inputs.specs import custom_model
+from app.core.inputs.scenario import Scenario, ScenarioError
+from app.core.inputs.specs import check_fp8, custom_model
+from app.core.inputs.training import Fp8Recipe
 from app.core.support.echo import echo
 
 
@@ -54,12 +55,22 @@ class PlanQuery(BaseModel):
         None, ge=1, le=1 << 20, description="tokens per sequence (default: the model's); "
         "above 8,192 the planner also searches context parallelism (cp)",
     )  # fmt: skip
+    fp8: Fp8Recipe = Field(
+        "none",
+        description="the FP8 recipe every row runs (none: 16-bit); needs FP8 hardware",
+    )
     headroom: float = Field(
         DEFAULT_HEADROOM,
         ge=0.0,
         le=MAX_HEADROOM,
         description="share of HBM a row must leave free not to be marked tight (0.05 = 5%)",
     )
+
+
+def _check_fp8(q: PlanQuery, registry: Registry) -> None:
+    """The recipe against the hardware, as a scenario checks it (specs.check_fp8)."""
+    if q.fp8 != "none":
+        check_fp8(Scenario(hardware=q.hardware, fp8=q.fp8), registry[q.hardware])
 
 
 class Board(Protocol):
@@ -178,9 +189,10 @@ def run_plan(
             "unknown hardware preset {hardware}; one of: {known}",
             hardware=echo(q.hardware), known=", ".join(registry),
         )  # fmt: skip
+    _check_fp8(q, registry)
     # Counted once and handed to plan(), which would otherwise build it again.
     shape = None if q.seq_len is None else {"seq_len": q.seq_len}
-    search = searched(q.model, q.hardware, q.gpus, q.global_batch, registry, shape)
+    search = searched(q.model, q.hardware, q.gpus, q.global_batch, registry, shape, q.fp8)
     pool = search[1]
     if max_candidates is not None and len(pool) > max_candidates:
         raise ScenarioError.keyed(

@@ -7,7 +7,7 @@ bounded in candidates, on the thread pool, under a heavy-request slot (429 when 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
@@ -22,6 +22,7 @@ from app.api.page_data import errors_by_field, reason_text, respond
 from app.api.plan import KNOBS, Board, PlanQuery, run_plan
 from app.core.inputs.presets import MODELS
 from app.core.inputs.scenario import ScenarioError
+from app.core.inputs.training import Fp8Recipe
 from app.i18n.lang import Lang
 from app.paths import asset_dir
 
@@ -145,6 +146,7 @@ def make_router() -> APIRouter:
             values={**data["defaults"], **params},
             models=list(MODELS),
             hardware=list(registry),
+            fp8_recipes=list(get_args(Fp8Recipe)),
             unknown={k: v for k, v in errors.items() if k not in PLACED},
             plan=data["plan"],
             links=lambda row: _links(row, lang),

@@ -70,6 +70,8 @@ def scenario_of(
     preset or describe a custom model (ARCH_FIELDS, MOE_FIELDS: e.g. seq_len), if any.
     cp, ep and order are left out of the query where they are the defaults (3D rows)."""
     five = {"cp": c.cp, "ep": c.ep, "order": c.order} if c.cp > 1 or c.ep > 1 else {}
+    if c.fp8 != "none":
+        five["fp8"] = c.fp8
     return Scenario(
         dp=c.dp, tp=c.tp, pp=c.pp, schedule=c.schedule, virtual_stages=c.v,
         microbatches=c.microbatches(batch), micro_batch_size=c.mbs, zero=c.zero,
@@ -86,12 +88,16 @@ def searched(
     batch: int,
     registry: Registry = HARDWARE,
     shape: ModelFields | None = None,
+    fp8: str = "none",
 ) -> tuple[Pass, list[Candidate]]:
     """The plan's closed-form pass and the pool it ranks (planner_axes.pool), which a caller
-    may count against a bound before handing both to plan()."""
+    may count against a bound before handing both to plan(); ``fp8``: the recipe every
+    candidate runs (the meshes are found at 16 bits: FP8 only adds memory, so a mesh pruned
+    there would not fit with it either)."""
     m, hw = model_of(model, shape), registry[hardware]
     closed = Pass(m, hw, batch)
-    return closed, search_pool(m, hw, gpus, batch, closed)
+    pool = search_pool(m, hw, gpus, batch, closed)
+    return closed, pool if fp8 == "none" else [replace(c, fp8=fp8) for c in pool]
 
 
 def model_of(model: str, shape: ModelFields | None = None) -> ModelSpec:
