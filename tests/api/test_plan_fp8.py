@@ -36,3 +36,13 @@ def test_the_page_offers_the_recipes_and_shows_the_refusal(client):
     assert page.status_code == 422
     assert 'name="fp8"' in page.text and "tensorwise" in page.text
     assert "no FP8 tensor cores" in page.text
+
+
+def test_the_page_says_mfu_is_against_the_bf16_peak(client):
+    page = client.get(
+        "/plan?model=llama3-8b&hardware=h100-sxm&gpus=16&global_batch=64&fp8=tensorwise"
+    )
+    assert page.status_code == 200 and 'id="plan-fp8"' in page.text
+    assert "bf16 peak" in page.text
+    plain = client.get("/plan?model=llama3-8b&hardware=h100-sxm&gpus=16&global_batch=64")
+    assert 'id="plan-fp8"' not in plain.text
