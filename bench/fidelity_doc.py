@@ -88,10 +88,11 @@ def kinds(board: dict[str, Any]) -> list[str]:
         sched = "— (PP 1)" if k["schedule"] == "none" else k["schedule"]
         rows.append([GENERATIONS.get(k["generation"], k["generation"]), sched, axes,
                      "yes" if k["zero3"] else "no", "yes" if k["sp"] else "no",
+                     "yes" if k.get("fp8") else "no", "yes" if k.get("cp") else "no",
                      "yes" if b["validated"] else "no", b["rows"], ", ".join(b["sources"]),
                      "± " + pct(b["median_abs"]), pct(b["max_abs"]),
                      pct(b["in_sample"]["median_abs"])])  # fmt: skip
-    head = ["generation", "schedule", "axes > 1", "ZeRO-3 / FSDP", "SP", "validated",
+    head = ["generation", "schedule", "axes > 1", "ZeRO-3 / FSDP", "SP", "FP8", "CP", "validated",
             "held-out rows", "sources", "held-out median", "held-out max",
             "in-sample median"]  # fmt: skip
     return table(head, rows)
@@ -146,7 +147,8 @@ def generated(board: dict[str, Any]) -> str:
         *summaries(board), "",
         "### Error bands by kind of configuration", "",
         f"What every page shows beside a predicted step time: the held-out errors of the rows "
-        f"of the scenario's kind (generation, schedule, axes above 1, ZeRO-3, SP) when it has "
+        f"of the scenario's kind (generation, schedule, axes above 1, ZeRO-3, SP, FP8, CP) when "
+        f"it has "
         f"at least {board['min_band_rows']} (validated); a scenario of any other kind says it "
         f"is not validated and shows the nearest validated kind's band. No band for a "
         f"forward-only schedule or a scenario that does not fit in memory.", "",
