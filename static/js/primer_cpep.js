@@ -64,7 +64,7 @@ function drawCp(cp) {
     [cols[0], fill("primer.cp.pair", { a: cp.chunks[i][0], b: cp.chunks[i][1] })],
     [cols[1], String(cp.tokens_per_rank)],
   ])));
-  $("cp-memory").textContent = fill("primer.cp.memory", {
+  $("cp-memory").textContent = cp.size === 1 ? "" : fill("primer.cp.memory", {
     now: bytes(cp.activation_bytes.now), cp: cp.size, cp1: bytes(cp.activation_bytes.cp1),
   });
 }

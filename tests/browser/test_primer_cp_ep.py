@@ -33,6 +33,18 @@ def test_the_cp_bar_and_table_are_the_cores_chunks(page, base_url):
     page.click("#cp-try")
     page.wait_for_selector("body[data-ready=primer]")
     assert "cp=" not in url_of(page) and page.locator("#cp-table").is_hidden()
+    assert page.inner_text("#cp-memory") == ""  # nothing to compare at cp = 1
+
+
+def test_at_cp_1_the_phone_shows_no_chunk_table(browser, base_url):
+    ctx = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = ctx.new_page()
+        open_view(page, f"{base_url}/primer?lang=zh", "primer")
+        # The phone layout turns tables into blocks of cards; hidden must still hide it.
+        assert page.locator("#cp-table").is_hidden()
+    finally:
+        ctx.close()
 
 
 def test_the_dense_models_link_opens_the_experts(page, base_url):
