@@ -136,7 +136,9 @@ def test_serve_caps_connections_and_logs_the_cause_once_without_flooding(tmp_pat
         statuses = [_status(base) for _ in range(100)]
         # Each answered at once: 503 at the cap, or 200 once connections that only wait (a
         # 503 already sent, the next head not begun) were closed to make room (issue 26).
-        assert statuses[0] == 503 and set(statuses) <= {200, 503}
+        # Which comes first is a race between those closes and this request, so the cap is
+        # shown reached by the log below (once), not by the first status.
+        assert set(statuses) <= {200, 503}, statuses  # none hung or refused (0)
         for s in idle:
             s.close()
         idle.clear()
