@@ -5,6 +5,7 @@ that leaves its NVLink domain runs at the NICs its members bring, not one GPU's 
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -36,23 +37,14 @@ class Placement:
 # thousands (bench/bench_plan.py), where walking the group's ranks was a fifth of its pass.
 @lru_cache(maxsize=1024)
 def placement(layout: Layout, axis: str, domain_size: int) -> Placement:
-    members = layout.group(axis, 0)
-    counts: dict[int, int] = {}
-    for r in members:
-        counts[r // domain_size] = counts.get(r // domain_size, 0) + 1
-    return Placement(len(members), max(counts.values()))
+    return _placed(layout.group(axis, 0), domain_size)
 
 
-@lru_cache(maxsize=1024)  # as placement
 def grad_placement(layout: Layout, domain_size: int) -> Placement:
     """The gradient all-reduce's group: the DP ranks, and under context parallelism the CP
     ranks of each too, whose gradients come from other positions of the same sequences
     (Megatron-LM parallel_state.py, the data-parallel group "with context parallel")."""
-    members = {c for d in layout.group("dp", 0) for c in layout.group("cp", d)}
-    counts: dict[int, int] = {}
-    for r in members:
-        counts[r // domain_size] = counts.get(r // domain_size, 0) + 1
-    return Placement(len(members), max(counts.values()))
+    return shard_placement(layout, domain_size, None)
 
 
 def shard_ranks(layout: Layout, t: Training) -> int:
@@ -65,9 +57,7 @@ def shard_placement(layout: Layout, domain_size: int, dp_shard: int | None) -> P
     """The group ZeRO gathers and reduce-scatters over: grad_placement's DP x CP ranks, or
     under HSDP the first dp_shard DP ranks' (FSDP2's inner mesh dimension, torch
     fully_shard with a (replicate, shard) mesh, where shard varies fastest)."""
-    if dp_shard is None or dp_shard == layout.dp:
-        return grad_placement(layout, domain_size)
-    dp = layout.group("dp", 0)[:dp_shard]
+    dp = layout.group("dp", 0)[: dp_shard or layout.dp]
     return _placed({c for d in dp for c in layout.group("cp", d)}, domain_size)
 
 
@@ -75,10 +65,11 @@ def shard_placement(layout: Layout, domain_size: int, dp_shard: int | None) -> P
 def replica_placement(layout: Layout, domain_size: int, dp_shard: int) -> Placement:
     """HSDP's replicate group: one rank of each shard group, which all-reduce the gradient
     shard they hold (torch FSDP2 _fsdp_collectives.foreach_reduce's all_reduce_group)."""
-    return _placed(set(layout.group("dp", 0)[::dp_shard]), domain_size)
+    return _placed(layout.group("dp", 0)[::dp_shard], domain_size)
 
 
-def _placed(members: set[int], domain_size: int) -> Placement:
+def _placed(members: Collection[int], domain_size: int) -> Placement:
+    """A group's size and the most of its members any one NVLink domain holds."""
     counts: dict[int, int] = {}
     for r in members:
         counts[r // domain_size] = counts.get(r // domain_size, 0) + 1
