@@ -2,7 +2,10 @@
 for a model, a GPU count and a global batch, ranked by predicted tokens/s among those that fit.
 Sequence parallelism and the overlaps are set as frameworks run them (planner_search.knobs).
 A mixture of experts also searches ep, a sequence past 8k tokens cp (planner_axes.pool); a
-dense model at 8k or fewer is searched in 3D.
+dense model at 8k or fewer is searched in 3D. After the closed-form ranking, the ZeRO-3
+candidates that could rank near the top are tried with HSDP's smaller shard groups
+(planner_hsdp), and with fp8=search the fastest again in the hardware's FP8 recipes
+(planner_fp8); each such row's why says what it gains over the same row without.
 
 Two passes keep 1,024 GPUs x 175B near a second: a closed-form pass over every candidate
 (planner_search, planner_forms), then the full simulation of a shortlist of SHORTLIST, with the
@@ -23,6 +26,8 @@ from dataclasses import replace
 from typing import Any
 
 from app.core import schedules
+from app.core.evaluate import planner_fp8 as fp8s
+from app.core.evaluate import planner_hsdp as hsdp
 from app.core.evaluate.one_scenario import Registry, prepare
 from app.core.evaluate.planner_axes import pool as search_pool
 from app.core.evaluate.planner_forms import frontier as _frontier
@@ -72,6 +77,8 @@ def scenario_of(
     five = {"cp": c.cp, "ep": c.ep, "order": c.order} if c.cp > 1 or c.ep > 1 else {}
     if c.fp8 != "none":
         five["fp8"] = c.fp8
+    if c.dp_shard is not None:  # HSDP; None (plain FSDP) stays out of the query
+        five["dp_shard"] = c.dp_shard
     return Scenario(
         dp=c.dp, tp=c.tp, pp=c.pp, schedule=c.schedule, virtual_stages=c.v,
         microbatches=c.microbatches(batch), micro_batch_size=c.mbs, zero=c.zero,
@@ -90,14 +97,18 @@ def searched(
     shape: ModelFields | None = None,
     fp8: str = "none",
 ) -> tuple[Pass, list[Candidate]]:
-    """The plan's closed-form pass and the pool it ranks (planner_axes.pool), which a caller
-    may count against a bound before handing both to plan(); ``fp8``: the recipe every
-    candidate runs (the meshes are found at 16 bits: FP8 only adds memory, so a mesh pruned
-    there would not fit with it either)."""
+    """The plan's closed-form pass and the pool it ranks (planner_axes.pool; plan() adds
+    HSDP's shard groups and fp8=search's recipes to the best of it: planner_hsdp,
+    planner_fp8), which a caller may count against a bound before handing both to plan();
+    ``fp8``: the recipe every candidate runs (the meshes are found at 16 bits: FP8
+    only adds memory, so a mesh pruned there would not fit with it either); "none" or
+    "search" (plan's ``recipes`` then adds the FP8 candidates): the pool is bf16."""
     m, hw = model_of(model, shape), registry[hardware]
     closed = Pass(m, hw, batch)
     pool = search_pool(m, hw, gpus, batch, closed)
-    return closed, pool if fp8 == "none" else [replace(c, fp8=fp8) for c in pool]
+    if fp8 in ("none", fp8s.SEARCH):
+        return closed, pool
+    return closed, [replace(c, fp8=fp8) for c in pool]
 
 
 def model_of(model: str, shape: ModelFields | None = None) -> ModelSpec:
@@ -158,6 +169,7 @@ def plan(
     judge: Judge = unjudged,
     search: tuple[Pass, list[Candidate]] | None = None,
     shape: ModelFields | None = None,
+    recipes: tuple[str, ...] | None = None,
 ) -> dict[str, Any]:
     """Rank every valid configuration; the best SHORTLIST are simulated exactly and the first
     ``top`` of them returned. ``hardware`` names an entry of ``registry`` (the presets, plus
@@ -165,7 +177,9 @@ def plan(
     be tight; ``judge``: what the published runs say of a row (planner_trust); ``search``:
     searched(...) when the caller has counted its pool already (app/api/plan.py);
     ``shape``: Scenario fields editing the preset (e.g. seq_len) or describing a custom
-    model (model="custom"), as scenario_of puts them in every row's query."""
+    model (model="custom"), as scenario_of puts them in every row's query; ``recipes``: FP8
+    recipes searched beside bf16 (planner_fp8.recipes(hw) for fp8=search; None: no search,
+    and the answer has no "fp8" part)."""
     hw = registry[hardware]
     capacity = hw.hbm_gib * (1 << 30)
     closed, pool = search or searched(model, hardware, gpus, global_batch, registry, shape)
@@ -187,18 +201,32 @@ def plan(
     peaks = list(zip(closed.peaks(pool), pool, strict=True))
     fitting = [(closed.tokens_per_s(c), peak, c) for peak, c in peaks if peak <= capacity]
     fitting.sort(key=lambda x: rank(*x))
+    # planner_hsdp, planner_fp8: the fastest candidates again with HSDP, then in FP8.
+    more = hsdp.variants(closed, fitting, hsdp.HSDP_TRIED)
+    fitting, pool = sorted(fitting + more, key=lambda x: rank(*x)), pool + [c for *_, c in more]
+    tried = recipes or ()
+    if tried:
+        more = fp8s.variants(closed, fitting, tried)
+        fitting = sorted(fitting + more, key=lambda x: rank(*x))
+        pool = pool + [c for _, _, c in more]
     misfits = sorted((x for x in peaks if x[0] > capacity), key=lambda x: x[0])
     shortlist = [c for _, _, c in fitting[:SHORTLIST]]
+    # With FP8 searched, the fastest bf16 candidates too: the answer says what bf16 takes.
+    shortlist += fp8s.bf16_extra(fitting, shortlist) if tried else []
     extra = [s for c in shortlist for s in _siblings(c, global_batch)]
     shortlist += extra
     args = (model, hardware, global_batch, registry, cache, shape)
     views = [(_simulated(c, *args), c) for c in shortlist]
     views = [x for x in views if x[0] is not None and x[0]["memory"]["fits"]]
     views.sort(key=lambda x: rank(x[0]["tokens_per_s"], x[0]["memory"]["peak_bytes"], x[1]))
+    bf16 = next((v for v, c in views if c.fp8 == "none"), None)
     views = views[:top]
     best = views[0][0]["tokens_per_s"] if views else 1.0
-    rows = [_row(v, c, best, i, headroom, verdict(c)) for i, (v, c) in enumerate(views)]
+    rows = [_row(v, c, best, i, headroom, verdict(c), _axes(closed, c))
+            for i, (v, c) in enumerate(views)]  # fmt: skip
     closest = [(_simulated(c, *args), c) for _, c in misfits[:3]]
+    searched_fp8 = {} if recipes is None else {
+        "fp8": fp8s.summary(tried, hardware, views[0][0] if views else None, bf16)}  # fmt: skip
     return {
         "model": model,
         "hardware": hardware,
@@ -210,11 +238,35 @@ def plan(
         "fitting": len(fitting),
         "results": rows,
         "not_fitting": [_row(v, c, best, -1, headroom, verdict(c)) for v, c in closest],
+        **searched_fp8,
     }
 
 
+def _axes(closed: Pass, c: Candidate) -> dict[str, Any]:
+    """Why a row runs HSDP or FP8, for its why: the shard group (inside one NVLink domain or
+    across) and the row's closed-form speed over the same row as plain FSDP, and over the
+    same row in bf16 (the closed-form pass prices both alike; both fit wherever the row
+    does, since HSDP and FP8 only add memory). Empty for a row with neither."""
+    out: dict[str, Any] = {}
+    if c.dp_shard is not None:
+        fsdp = replace(c, dp_shard=None)
+        out["hsdp"] = {"dp_shard": c.dp_shard, "replicas": c.dp // c.dp_shard,
+                       "inside": hsdp.inside(closed, (c.dp, c.tp, c.pp, c.cp, c.ep), c.dp_shard),
+                       "gain": closed.tokens_per_s(c) / closed.tokens_per_s(fsdp)}  # fmt: skip
+    if c.fp8 != "none":
+        bf16 = replace(c, fp8="none")
+        out["fp8"] = {"recipe": c.fp8, "gain": closed.tokens_per_s(c) / closed.tokens_per_s(bf16)}
+    return out
+
+
 def _row(
-    view: dict[str, Any], c: Candidate, best: float, rank: int, headroom: float, verdict: Verdict
+    view: dict[str, Any],
+    c: Candidate,
+    best: float,
+    rank: int,
+    headroom: float,
+    verdict: Verdict,
+    axes: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     s, mem = view["scenario"], view["memory"]
     free = margin(mem["peak_bytes"], mem["capacity_bytes"])
@@ -224,7 +276,7 @@ def _row(
              mem["peak_bytes"], "headroom": headroom, "extrapolated": beyond,
              "band": verdict.band, "band_level": verdict.band_level,
              "mfu_ceiling": verdict.mfu_ceiling}  # fmt: skip
-    why = why_of(view, best, rank, trust)
+    why = why_of(view, best, rank, trust) | (axes or {})
     return {
         "query": view["query"],
         **{k: s[k] for k in ("dp", "tp", "pp", "schedule", "virtual_stages")},

@@ -150,7 +150,8 @@ class Pass:
             c.layout(hw.gpus_per_node)))  # fmt: skip
         # Durations read the ZeRO stage only for ZeRO-3's gathers (durations._gather_s) and
         # never the schedule or the micro-batch count (as in planner_search.estimate).
-        mesh = (c.dp, c.tp, c.pp, c.v, c.mbs, c.recompute, c.sp, c.tp_overlap, c.cp, c.ep, c.fp8)
+        mesh = (c.dp, c.tp, c.pp, c.v, c.mbs, c.recompute, c.sp, c.tp_overlap, c.cp, c.ep, c.fp8,
+                c.dp_shard)  # fmt: skip
         stage_d = self._cached(("d", *mesh, c.zero >= 3, c.param_overlap), lambda: (
             self._stage_durations(m, t, layout, c.v, c.pp - 1)))  # fmt: skip
         slowest = self._cached(("slowest", *mesh, c.zero >= 3, c.param_overlap), lambda: (
@@ -165,7 +166,7 @@ class Pass:
 def _training_key(c: Candidate) -> tuple:
     """What of a candidate its Training reads (Candidate.training)."""
     return (c.dp, c.mbs, c.zero, c.recompute, c.sp, c.tp_overlap, c.grad_overlap,
-            c.param_overlap, c.cp, c.fp8)  # fmt: skip
+            c.param_overlap, c.cp, c.fp8, c.dp_shard)  # fmt: skip
 
 
 def _rows(pp: int, split: list[list[int]], params: list[int], kept: list) -> list[int]:

@@ -57,9 +57,12 @@ class Candidate:
     # sequence, ep the experts, folded over dp x cp as Megatron's expert grid.
     cp: int = 1
     ep: int = 1
-    # The FP8 recipe every candidate runs (the plan's fp8 parameter): a choice of numerics
-    # the user makes, priced by cost/fp8.py, never one the planner makes for them.
+    # The FP8 recipe the candidate runs (cost/fp8.py): the plan's fp8 parameter names one
+    # for every candidate, or with fp8=search the planner tries the hardware's (planner_fp8).
     fp8: str = "none"
+    # HSDP (zero = 3): the data-parallel ranks of each FSDP shard group; None: all of dp,
+    # plain FSDP (planner_hsdp searches the others).
+    dp_shard: int | None = None
 
     @property
     def knobs(self) -> tuple[str, ...]:
@@ -75,7 +78,7 @@ class Candidate:
             self.mbs, self.microbatches(global_batch), "bf16", self.zero, self.recompute,
             sequence_parallel=self.sp, tp_comm_overlap=self.tp_overlap,
             overlap_grad_reduce=self.grad_overlap, overlap_param_gather=self.param_overlap,
-            cp=self.cp, fp8=self.fp8,  # type: ignore[arg-type]
+            cp=self.cp, fp8=self.fp8, dp_shard=self.dp_shard,  # type: ignore[arg-type]
         )  # fmt: skip
 
     @property
@@ -183,7 +186,8 @@ def estimate(
     micro, head = t.microbatches, c.pp - 1
     # Mean chunk per rank. Durations read the ZeRO stage only for ZeRO-3's gathers
     # (durations._gather_s) and never the schedule or the micro-batch count.
-    mesh = (c.dp, c.tp, c.pp, c.v, c.mbs, c.recompute, c.sp, c.tp_overlap, c.cp, c.ep, c.fp8)
+    mesh = (c.dp, c.tp, c.pp, c.v, c.mbs, c.recompute, c.sp, c.tp_overlap, c.cp, c.ep, c.fp8,
+            c.dp_shard)  # fmt: skip
     stage_d, _ = _cached(memo, ("d", *mesh, c.zero >= 3, c.param_overlap), lambda: (
         durations.stage_durations(m, hw, t, layout, c.v, head)))  # fmt: skip
     slowest = max(stage_d, key=lambda d: d.f + d.b + d.w)
