@@ -15,7 +15,7 @@ the planner's Judge here, in the web layer, which may import both.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.api.hardware import Registry, RegistryDep
 from app.api.limits import Admission, heavy
 from app.core.cost import flops
+from app.core.evaluate import planner_fp8
 from app.core.evaluate.planner import plan, searched
 from app.core.evaluate.planner_search import KNOB_FIELDS as KNOBS
 from app.core.evaluate.planner_trust import (
@@ -39,8 +40,12 @@ from app.core.inputs.hardware import HARDWARE
 from app.core.inputs.presets import MODELS
 from app.core.inputs.scenario import Scenario, ScenarioError
 from app.core.inputs.specs import check_fp8, custom_model
-from app.core.inputs.training import Fp8Recipe
 from app.core.support.echo import echo
+
+# A recipe every row runs (training.Fp8Recipe), or "search" (planner_fp8): one Literal, so
+# that a bad value's 422 names the field alone (a union adds the member it failed to its
+# loc); tests/api/test_plan_fp8.py checks it against Fp8Recipe.
+PlanFp8 = Literal["none", "tensorwise", "blockwise", "mxfp8", "search"]
 
 
 class PlanQuery(BaseModel):
@@ -55,9 +60,12 @@ class PlanQuery(BaseModel):
         None, ge=1, le=1 << 20, description="tokens per sequence (default: the model's); "
         "above 8,192 the planner also searches context parallelism (cp)",
     )  # fmt: skip
-    fp8: Fp8Recipe = Field(
+    fp8: PlanFp8 = Field(
         "none",
-        description="the FP8 recipe every row runs (none: 16-bit); needs FP8 hardware",
+        description="the FP8 recipe every row runs (none: 16-bit; an explicit recipe needs "
+        "FP8 hardware), or search: the planner tries bf16 and the hardware's FP8 recipes "
+        "(tensorwise; mxfp8 on Blackwell) and says which it chose and what bf16 would take; "
+        "on hardware without FP8, search plans bf16 and says so",
     )
     headroom: float = Field(
         DEFAULT_HEADROOM,
@@ -68,8 +76,9 @@ class PlanQuery(BaseModel):
 
 
 def _check_fp8(q: PlanQuery, registry: Registry) -> None:
-    """The recipe against the hardware, as a scenario checks it (specs.check_fp8)."""
-    if q.fp8 != "none":
+    """The recipe against the hardware, as a scenario checks it (specs.check_fp8); search
+    tries only what the hardware runs (planner_fp8.recipes)."""
+    if q.fp8 not in ("none", planner_fp8.SEARCH):
         check_fp8(Scenario(hardware=q.hardware, fp8=q.fp8), registry[q.hardware])
 
 
@@ -203,12 +212,17 @@ def run_plan(
             gpus=q.gpus, batch=q.global_batch, pool=len(pool), bound=max_candidates,
         )  # fmt: skip
     judge = unjudged if fidelity is None else judge_of(fidelity.rows())
+    recipes = planner_fp8.recipes(registry[q.hardware]) if q.fp8 == planner_fp8.SEARCH else None
     result = plan(
         q.model, q.hardware, q.gpus, q.global_batch, q.top, registry, q.headroom, judge, search,
-        shape,
+        shape, recipes,
     )  # fmt: skip
     for row in (*result["results"], *result["not_fitting"]):
-        # plan()'s rows keep the 3D fields its golden answers pin; cp and ep are read here
-        # from each row's scenario (its query leaves out the defaults, 1).
-        row["cp"], row["ep"] = (int(row["query"].get(k, 1)) for k in ("cp", "ep"))
+        # plan()'s rows keep the 3D fields its golden answers pin; cp, ep, HSDP's dp_shard
+        # and the FP8 recipe are read here from each row's scenario (its query leaves out
+        # the defaults: 1, None for all of dp, none).
+        query = row["query"]
+        row["cp"], row["ep"] = (int(query.get(k, 1)) for k in ("cp", "ep"))
+        row["dp_shard"] = int(query["dp_shard"]) if "dp_shard" in query else None
+        row["fp8"] = query.get("fp8", "none")
     return {**result, "judged": fidelity is not None}

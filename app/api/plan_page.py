@@ -20,6 +20,7 @@ from app.api.hardware import Registry, RegistryDep
 from app.api.limits import heavy
 from app.api.page_data import errors_by_field, reason_text, respond
 from app.api.plan import KNOBS, Board, PlanQuery, run_plan
+from app.core.evaluate.planner_fp8 import SEARCH
 from app.core.inputs.presets import MODELS
 from app.core.inputs.scenario import ScenarioError
 from app.core.inputs.training import Fp8Recipe
@@ -49,7 +50,44 @@ def reason_in(why: dict[str, Any], t) -> str:
     for key, value in parts.items():
         out = out.replace("{" + key + "}", value if isinstance(value, str) else f"{value:.0%}")
     notes = [_note(n, t) for n in why.get("notes", ())]
-    return "; ".join([out, *trust_in(why, t), *notes])
+    return "; ".join([out, *axes_in(why, t), *trust_in(why, t), *notes])
+
+
+def axes_in(why: dict[str, Any], t) -> list[str]:
+    """A row's HSDP shard group and FP8 recipe, and what each gains over the same row
+    without it (planner._axes), in the page's language."""
+    out = []
+    if "hsdp" in why:
+        h = why["hsdp"]
+        where = t("plan.reason.hsdp_" + ("inside" if h["inside"] else "across"))
+        out.append(_fill(t("plan.reason.hsdp"), {
+            "shard": str(h["dp_shard"]), "replicas": str(h["replicas"]), "where": where,
+            "gain": f"{h['gain'] - 1.0:+.0%}"}))  # fmt: skip
+    if "fp8" in why:
+        f = why["fp8"]
+        out.append(_fill(t("plan.reason.fp8"), {"recipe": f["recipe"],
+                                                "gain": f"{f['gain'] - 1.0:+.0%}"}))  # fmt: skip
+    return out
+
+
+def fp8_in(searched: dict[str, Any] | None, t) -> str | None:
+    """What fp8=search found (planner_fp8.summary), in the page's language; None when the
+    plan did not search FP8."""
+    if not searched:
+        return None
+    if not searched["fp8_hardware"]:
+        return _fill(t("plan.fp8.no_hardware"), {"hardware": searched["hardware"]})
+    bf16 = searched.get("bf16")
+    words = {"recipes": ", ".join(searched["searched"][1:]), "recipe": str(searched["chosen"])}
+    if bf16:
+        words |= {
+            "bf16": f"{bf16['tokens_per_s']:,.0f}",
+            "step": f"{bf16['step_time_s']:.3g}",
+            "mfu": f"{bf16['mfu']:.1%}",
+            "speedup": f"{searched.get('speedup', 1.0):.2f}×",
+        }
+    key = "plan.fp8.bf16_first" if searched["chosen"] in ("none", None) else "plan.fp8.chosen"
+    return _fill(t(key), words)
 
 
 def _fill(text: str, values: dict[str, str]) -> str:
@@ -123,6 +161,13 @@ def build_plan(
     }
 
 
+def _bf16_link(searched: dict[str, Any] | None, lang: str) -> str | None:
+    """The overview of the fastest bf16 row fp8=search simulated, if any."""
+    if not searched or "bf16" not in searched:
+        return None
+    return _links(searched["bf16"], lang)["overview"]
+
+
 def _links(row: dict[str, Any], lang: str) -> dict[str, str]:
     query = urlencode({**row["query"], **({"lang": lang} if lang != "en" else {})})
     return {"overview": f"/?{query}", "flow": f"/flow?{query}"}
@@ -146,11 +191,13 @@ def make_router() -> APIRouter:
             values={**data["defaults"], **params},
             models=list(MODELS),
             hardware=list(registry),
-            fp8_recipes=list(get_args(Fp8Recipe)),
+            fp8_recipes=[*get_args(Fp8Recipe), SEARCH],
             unknown={k: v for k, v in errors.items() if k not in PLACED},
             plan=data["plan"],
             links=lambda row: _links(row, lang),
             reason=lambda why: reason_in(why, t),
+            fp8_found=fp8_in((data["plan"] or {}).get("fp8"), t),
+            bf16_link=_bf16_link((data["plan"] or {}).get("fp8"), lang),
             free=free_in,
             knobs=KNOBS,
             query=urlencode({"lang": lang} if lang != "en" else {}),
