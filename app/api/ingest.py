@@ -7,6 +7,10 @@ writer; the sender sends replies in order, each record's ack only once it has co
 coalescing acks that are ready together (an ack covers everything before it). A record the
 store refuses alone gets a non-fatal error frame naming it; only a failed commit (the
 store itself failing) closes the connection with 1011.
+
+The handshake's answer carries ``protocol.BATCH_HEADER`` (the most records a records frame
+may hold): a sender that sees it may batch; an older server sends none, and the sender then
+sends one record per frame.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import hmac
 
 from fastapi import APIRouter, WebSocket
 
-from app.live.ingest_session import Fatal, PendingAck, Session, error
+from app.core.inputs.protocol import BATCH_HEADER, MAX_BATCH_RECORDS
+from app.live.ingest_session import Fatal, PendingAck, PendingBatch, Session, error
 from app.live.rates import TokenBucket
 from app.live.services import Live
 from app.live.store import RowRejected
@@ -46,7 +51,7 @@ async def ingest(ws: WebSocket) -> None:
         live.stats.refused += 1
         await ws.close(code=POLICY_VIOLATION)  # before accept: the client gets HTTP 403
         return
-    await ws.accept()
+    await ws.accept(headers=[(BATCH_HEADER.encode(), str(MAX_BATCH_RECORDS).encode())])
     live.stats.connections += 1
     session = Session(live)
     outbox: asyncio.Queue = asyncio.Queue(maxsize=live.config.max_inflight)
@@ -77,6 +82,8 @@ async def _read(ws: WebSocket, session: Session, outbox: asyncio.Queue, live: Li
         try:
             replies = await session.handle(message.get("text"), message.get("bytes"))
         except Fatal as fatal:
+            for owed in fatal.before:  # a records frame's accepted records, then the refusal
+                await outbox.put(owed)
             await outbox.put(fatal.frame)
             return fatal.reason
         for reply in replies:
@@ -99,6 +106,10 @@ async def _send(ws: WebSocket, outbox: asyncio.Queue) -> None:
         item, carry = (carry, None) if carry is not None else (await outbox.get(), None)
         if item is _CLOSE:
             return
+        if isinstance(item, PendingBatch):
+            if not await _send_batch(ws, item):
+                return
+            continue
         if not isinstance(item, PendingAck):
             await ws.send_text(item)
             continue
@@ -120,3 +131,27 @@ async def _send(ws: WebSocket, outbox: asyncio.Queue) -> None:
                 break
             latest = nxt.ack
         await ws.send_text(latest)
+
+
+async def _send_batch(ws: WebSocket, item: PendingBatch) -> bool:
+    """A records frame's replies once it committed: an error frame per record the store
+    refused, then the ack of its last stored record (which covers the ones before it).
+    False when the commit failed: the connection is closed with 1011, as for one record."""
+    try:
+        results = await item.future
+    except RowRejected as refused:  # a read-only store: none of them
+        await ws.send_text(error("bad_frame", f"records were not stored: {refused}"))
+        return True
+    except Exception:  # noqa: BLE001 - the commit failed: nothing of it is acked
+        await ws.send_text(error("internal", "store write failed; reconnect and resend"))
+        await ws.close(code=INTERNAL_ERROR)
+        return False
+    latest = None
+    for result, ack, what in zip(results, item.acks, item.whats, strict=True):
+        if isinstance(result, RowRejected):
+            await ws.send_text(error("bad_frame", f"{what} was not stored: {result}"))
+        else:
+            latest = ack
+    if latest is not None:
+        await ws.send_text(latest)
+    return True

@@ -1,11 +1,16 @@
 """One producer connection's side of app.core.inputs.protocol, apart from the socket itself.
 
 ``Session.handle`` takes one inbound message and returns what to send back, in order:
-strings (an ack for hello, error frames) and ``PendingAck`` (a record's ack, sent once its
-transaction commits). Nothing invalid is stored: a bad frame gets an error frame and a
+strings (an ack for hello, error frames), ``PendingAck`` (a record's ack, sent once its
+transaction commits) and ``PendingBatch`` (a records frame's acks, the same per record).
+Nothing invalid is stored: a bad frame gets an error frame and a
 strike; ``max_strikes`` of them, or one fatal error, closes the connection (1008). A valid
 record the store still refuses (``RowRejected``) gets a non-fatal error naming it, and the
 connection goes on.
+
+A records frame is validated whole (malformed: one bad frame naming ``records.<i>.<field>``,
+nothing stored); then each record is admitted as alone, the admitted ones go to the writer
+together (one transaction), and any refused makes the frame one strike (strikes count frames).
 """
 
 from __future__ import annotations
@@ -25,9 +30,11 @@ from app.core.inputs.protocol import (
     HeartbeatFrame,
     HelloFrame,
     RecordFrame,
+    RecordsFrame,
     parse_frame,
 )
-from app.core.inputs.protocol_fast import AnyRecord, parse_record_frame, with_events
+from app.core.inputs.protocol_fast import AnyRecord, parse_ingest_frame, with_events
+from app.core.inputs.protocol_fast import RecordsFrame as FastRecords
 from app.core.layout.topology import Layout, parse_order
 from app.live.services import Live
 from app.live.store import RowRejected, Welcome
@@ -40,12 +47,20 @@ class PendingAck:
     what: str = "record"  # names the record in the error frame if the store refuses it
 
 
-class Fatal(Exception):
-    """Close the connection with policy violation (1008) after sending ``frame``."""
+@dataclass(frozen=True)
+class PendingBatch:
+    future: asyncio.Future  # the records' commit: their results in order (Writer.submit_many)
+    acks: list[str]  # each record's ack frame
+    whats: list[str]  # each record's name for the error frame if the store refuses it
 
-    def __init__(self, frame: str, reason: str) -> None:
+
+class Fatal(Exception):
+    """Close the connection with policy violation (1008) after sending ``before`` (what is
+    owed for the frame's records already accepted) and ``frame``."""
+
+    def __init__(self, frame: str, reason: str, before: tuple = ()) -> None:
         super().__init__(reason)
-        self.frame, self.reason = frame, reason
+        self.frame, self.reason, self.before = frame, reason, before
 
 
 def error(code: str, message: str, fatal: bool = False) -> str:
@@ -107,13 +122,24 @@ def fit_events(rec: AnyRecord, cap: int) -> AnyRecord | None:
     return with_events(rec, events, dropped)
 
 
-def _fast_record(text: str) -> AnyRecord | None:
-    """A record frame by the fast decoder (app.core.inputs.protocol_fast), or None: anything
-    it refuses goes to parse_frame, which refuses, names and counts it as it always did."""
+def _fast_frame(text: str):
+    """A record or records frame by the fast decoder (app.core.inputs.protocol_fast), or None:
+    anything it refuses goes to parse_frame, which refuses, names and counts it as it always
+    did."""
     try:
-        return parse_record_frame(text)
+        return parse_ingest_frame(text)
     except (msgspec.MsgspecError, ValueError, RecursionError):
         return None
+
+
+def _ack(rec: AnyRecord) -> str:
+    # AckFrame's JSON, written directly (a run name is [A-Za-z0-9._-]: nothing to escape).
+    return (f'{{"type":"ack","run":"{rec.run}","rank":{rec.rank},'
+            f'"attempt":{rec.attempt},"step":{rec.step}}}')  # fmt: skip
+
+
+def _what(rec: AnyRecord) -> str:
+    return f"record of step {rec.step} (attempt {rec.attempt})"
 
 
 class Session:
@@ -130,9 +156,11 @@ class Session:
             return self._strike("binary frames are not part of protocol v1; send JSON text")
         if len(text) > self.live.config.max_frame_bytes:
             return self._strike(f"frame of {len(text)} bytes exceeds the cap")
-        rec = _fast_record(text)
-        if rec is not None:
-            return self._on_record(rec)
+        fast = _fast_frame(text)
+        if isinstance(fast, FastRecords):
+            return self._on_records(fast.records)
+        if fast is not None:
+            return self._on_record(fast.record)
         try:
             frame = parse_frame(text)
         except ValidationError as exc:
@@ -149,17 +177,22 @@ class Session:
             return await self._on_hello(frame)
         if isinstance(frame, RecordFrame):
             return self._on_record(frame.record)
+        if isinstance(frame, RecordsFrame):
+            return self._on_records(frame.records)
         if isinstance(frame, HeartbeatFrame):
             return self._on_heartbeat(frame)
         return self._strike(f"{frame.type} frames go from the server to the probe")
 
-    def _strike(self, message: str) -> list:
+    def _strike(self, message: str, before: tuple = (), more: tuple = ()) -> list:
+        """One bad frame: its error frame (and ``more`` before it, one per refused record of
+        a records frame), after ``before`` (the acks owed for what of it was accepted)."""
         self.strikes += 1
         self.live.stats.invalid += 1
         if self.strikes >= self.live.config.max_strikes:
             msg = f"{self.strikes} invalid frames: closing ({message})"
-            raise Fatal(error("bad_frame", msg, fatal=True), msg)
-        return [error("bad_frame", message)]
+            owed = (*before, *(error("bad_frame", m) for m in more))
+            raise Fatal(error("bad_frame", msg, fatal=True), msg, owed)
+        return [*before, *(error("bad_frame", m) for m in more), error("bad_frame", message)]
 
     async def _on_hello(self, hello: HelloFrame) -> list:
         info = hello.info
@@ -199,20 +232,43 @@ class Session:
         return [ack.model_dump_json()]
 
     def _on_record(self, rec: AnyRecord) -> list:
-        problem = self._check(rec)
+        rec, problem = self._admit(rec)
         if problem:
             return self._strike(problem)
-        rec = fit_events(rec, self.hello.info.events_cap())
-        if rec is None:
-            cap = self.hello.info.events_cap()
-            return self._strike(f"events: more F, B and W than {cap} per record in this world")
         # A partial record (the step this rank did not finish) is kept apart from the steps.
         future = self.live.writer.submit("stop" if rec.stopped else "record", rec, time.time())
-        # AckFrame's JSON, written directly (a run name is [A-Za-z0-9._-]: nothing to escape).
-        ack = (f'{{"type":"ack","run":"{rec.run}","rank":{rec.rank},'
-               f'"attempt":{rec.attempt},"step":{rec.step}}}')  # fmt: skip
-        what = f"record of step {rec.step} (attempt {rec.attempt})"
-        return [PendingAck(future, ack, what)]
+        return [PendingAck(future, _ack(rec), _what(rec))]
+
+    def _on_records(self, recs: list) -> list:
+        """A records frame: every record admitted as ``_on_record`` would, the admitted ones
+        in one group (one transaction), one strike for the frame if any was refused."""
+        if self.hello is None:
+            return self._strike("say hello before sending records")
+        ops, acks, whats, refused = [], [], [], []
+        now = time.time()
+        for i, rec in enumerate(recs):
+            rec, problem = self._admit(rec)
+            if problem:
+                refused.append(f"records.{i}: {problem}")
+                continue
+            ops.append(("stop" if rec.stopped else "record", (rec, now)))
+            acks.append(_ack(rec))
+            whats.append(_what(rec))
+        out = (PendingBatch(self.live.writer.submit_many(ops), acks, whats),) if ops else ()
+        if not refused:
+            return list(out)
+        return self._strike(refused[-1], before=out, more=tuple(refused[:-1]))
+
+    def _admit(self, rec: AnyRecord) -> tuple[AnyRecord, str | None]:
+        """The record as stored (within the run's events cap), or why it is refused."""
+        problem = self._check(rec)
+        if problem:
+            return rec, problem
+        cap = self.hello.info.events_cap()
+        fitted = fit_events(rec, cap)
+        if fitted is None:
+            return rec, f"events: more F, B and W than {cap} per record in this world"
+        return fitted, None
 
     def _check(self, rec: AnyRecord) -> str | None:
         """Cross-checks against this connection's hello: the record must be its rank's."""

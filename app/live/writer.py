@@ -39,6 +39,16 @@ class Writer:
 
     def submit(self, op: str, *args) -> asyncio.Future:
         """Queue one op; the future resolves with its result once its transaction commits."""
+        return self._put([(op, args)], many=False)
+
+    def submit_many(self, ops: list[tuple[str, tuple]]) -> asyncio.Future:
+        """Queue ops that go into one transaction together (a records frame's records); the
+        future resolves with their results in order once it commits, a ``RowRejected`` in
+        the slot of an op the store refused alone. One future, not one per op: a batch's
+        records cost the event loop one wake-up, not one each."""
+        return self._put(ops, many=True)
+
+    def _put(self, ops: list[tuple[str, tuple]], many: bool) -> asyncio.Future:
         future = asyncio.get_running_loop().create_future()
         if self.store.readonly:
             # Refused for good, as a row the store cannot hold: a hello gets a fatal error
@@ -49,7 +59,7 @@ class Writer:
                 )
             )
             return future
-        self.queue.put_nowait((op, args, future))
+        self.queue.put_nowait((ops, future, many))
         return future
 
     async def call(self, fn: Callable, *args):
@@ -61,36 +71,45 @@ class Writer:
             batch = [await self.queue.get()]
             if batch[0] is None:
                 return
-            while len(batch) < self.batch and not self.queue.empty():
+            n = len(batch[0][0])  # ops; a submit_many group is never split
+            while n < self.batch and not self.queue.empty():
                 item = self.queue.get_nowait()
                 if item is None:
                     self.queue.put_nowait(None)  # finish this batch, then stop
                     break
                 batch.append(item)
+                n += len(item[0])
             await self._commit(batch)
 
     async def _commit(self, batch: list) -> None:
-        ops = [(op, args) for op, args, _ in batch]
+        ops = [op for group, _, _ in batch for op in group]
         try:
             results = await self.call(self.store.transaction, ops)
         except Exception as err:  # noqa: BLE001 - disk full, I/O: every waiter learns it
-            for _, _, future in batch:
+            for _, future, _ in batch:
                 if not future.done():
                     future.set_exception(err)
             return
         self.commits += 1
-        self.ops += len(batch)
+        self.ops += len(ops)
         committed: Committed = []
-        for (op, args, future), result in zip(batch, results, strict=True):
-            if isinstance(result, RowRejected):
-                log.warning("store refused one %s op, the rest of its batch committed: %s",
-                            op, result)  # fmt: skip
-                if not future.done():
-                    future.set_exception(result)
+        it = iter(results)
+        for group, future, many in batch:
+            mine = [next(it) for _ in group]
+            for (op, args), result in zip(group, mine, strict=True):
+                if isinstance(result, RowRejected):
+                    log.warning("store refused one %s op, the rest of its batch committed: %s",
+                                op, result)  # fmt: skip
+                else:
+                    committed.append((op, args, result))
+            if future.done():
                 continue
-            if not future.done():
-                future.set_result(result)
-            committed.append((op, args, result))
+            if many:
+                future.set_result(mine)
+            elif isinstance(mine[0], RowRejected):
+                future.set_exception(mine[0])
+            else:
+                future.set_result(mine[0])
         self.on_commit(committed)
 
     async def stop(self) -> None:

@@ -7,6 +7,10 @@ speaks in JSON text frames, each an object with a ``type``:
     server -> probe    ack        "I have stored (run, rank) up to this cursor"; sent in reply
                                   to hello (the resume point) and after records
     probe  -> server   record     one ProbeRecord: one rank, one training step
+    probe  -> server   records    several ProbeRecords of the hello's rank in one frame (a
+                                  spool replayed after an outage, an upload): each acked
+                                  or refused as if sent alone; only to a server that
+                                  offers it (``BATCH_HEADER`` on the handshake's answer)
     probe  -> server   heartbeat  "still alive", when nothing else was sent for a while
                                   (``hello.heartbeat_s``); ``ended``: "I stopped producing"
     server -> probe    error      something is wrong; ``fatal`` tells the probe to stop sending
@@ -53,6 +57,12 @@ INT64_MAX = 2**63 - 1  # SQLite INTEGER is a signed 64-bit value (sqlite.org/dat
 MAX_MEM_BYTES = 2**50  # 1 PiB: no process's peak memory comes near it, far below INT64_MAX
 MAX_DROPPED_EVENTS = 1_000_000_000  # a billion timed intervals in one step is a probe bug
 MAX_STOPPED_CHARS = 2000  # a partial record's reason: the rank's error, cut to this
+# A records frame: at most this many records, and MAX_FRAME_BYTES in all like any frame. The
+# server names its cap in this header of the websocket handshake's answer; an older server
+# sends none, and a sender then sends one record per frame (an unknown frame type would be
+# a strike there, never stored).
+MAX_BATCH_RECORDS = 256
+BATCH_HEADER = "x-meshscope-batch"
 # A run's products are bounded in its hello (oversize; issue 26): each factor was in
 # range, but a 65,536 x 65,536 world took the server to 24 GB.
 MAX_RANK_STEPS = 100_000_000  # dp*tp*pp x steps: the store holds a row for each
@@ -251,6 +261,15 @@ class RecordFrame(_Strict):
     record: ProbeRecord
 
 
+class RecordsFrame(_Strict):
+    """Several records of the connection's (run, rank) in one frame: one frame's cost on the
+    server for many records. Validated as a whole (a malformed record refuses the frame,
+    naming ``records.<i>.<field>``); each valid record is then acked or refused alone."""
+
+    type: Literal["records"] = "records"
+    records: list[ProbeRecord] = Field(min_length=1, max_length=MAX_BATCH_RECORDS)
+
+
 class AckFrame(_Strict):
     """Everything of (run, rank) up to and including (attempt, step) is stored.
     ``step=None`` (reply to hello only): nothing is stored yet."""
@@ -284,7 +303,7 @@ class ErrorFrame(_Strict):
     fatal: bool = False
 
 
-AnyFrame = HelloFrame | RecordFrame | AckFrame | HeartbeatFrame | ErrorFrame
+AnyFrame = HelloFrame | RecordFrame | RecordsFrame | AckFrame | HeartbeatFrame | ErrorFrame
 Frame = Annotated[AnyFrame, Field(discriminator="type")]
 _FRAME = TypeAdapter(Frame)
 
