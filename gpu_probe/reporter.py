@@ -7,7 +7,8 @@ line to the queue without waiting; when the queue is full the line is dropped fr
 queue only, and the sender reads it back from the spool later. On every (re)connection the
 sender says hello, the server answers with the cursor it has stored up to, and the sender
 replays the spool after that cursor before taking new lines from the queue. Frames are
-app.core.inputs.protocol's.
+app.core.inputs.protocol's; records waiting together (a spool replayed, an upload) go as
+``records`` frames where the server offers them (gpu_probe.batching), else one per frame.
 
 The sender beats every ``HEARTBEAT_S`` when idle and says so in its hello, so the server
 sees a dead rank within a few beats. Closing after a clean finish first announces the end
@@ -37,6 +38,7 @@ from app.core.inputs.protocol import (
     HelloFrame,
     parse_frame,
 )
+from gpu_probe.batching import frames, offered_batch
 
 Cursor = tuple[int, int]  # (attempt, step)
 NOTHING: Cursor = (-1, -1)
@@ -123,6 +125,7 @@ class Sender(threading.Thread):
         self._sent: Cursor = NOTHING
         self._announced = False
         self._heartbeat_s = heartbeat_s or 5.0
+        self._batch = 1  # records per frame on this connection (offered_batch)
 
     def offer(self, cursor: Cursor, line: str) -> None:
         """Never blocks: a full queue only means the line is re-read from the spool."""
@@ -162,6 +165,7 @@ class Sender(threading.Thread):
                 raise _Fatal(f"server refused the token (HTTP {err.response.status_code})") from err
             raise
         with ws:
+            self._batch = offered_batch(ws.response.headers)
             ws.send(self.hello.model_dump_json())
             self._sent = self.acked = self._await_ack(ws)
             if self.resumed_from is None:
@@ -178,27 +182,33 @@ class Sender(threading.Thread):
             if self.overflowed.is_set():
                 self.overflowed.clear()
                 self._replay(ws)
+            waiting: list[tuple[Cursor, str]] = []
             try:
-                cursor, line = self.lines.get(timeout=0.05)
-                if cursor > self._sent:
-                    self._send_record(ws, cursor, line)
-                last_io = time.monotonic()
+                waiting.append(self.lines.get(timeout=0.05))
+                while len(waiting) < self._batch:  # what queued meanwhile goes with it
+                    waiting.append(self.lines.get_nowait())
             except queue.Empty:
-                if time.monotonic() - last_io > self._heartbeat_s:
-                    ws.send(self._heartbeat())
-                    last_io = time.monotonic()
+                pass
+            if waiting:
+                self._send(ws, [(c, line) for c, line in waiting if c > self._sent])
+                last_io = time.monotonic()
+            elif time.monotonic() - last_io > self._heartbeat_s:
+                ws.send(self._heartbeat())
+                last_io = time.monotonic()
             self._read_acks(ws, wait_s=0.0)
             if self.stopping.is_set() and not self.done():
                 self._read_acks(ws, wait_s=0.05)
 
     def _replay(self, ws) -> None:
-        for cursor, line in self.spool.after(self._sent):
-            self._send_record(ws, cursor, line)
+        pending = self.spool.after(self._sent)
+        for i in range(0, len(pending), self._batch):
+            self._send(ws, pending[i : i + self._batch])
             self._read_acks(ws, wait_s=0.0)
 
-    def _send_record(self, ws, cursor: Cursor, line: str) -> None:
-        ws.send('{"type":"record","record":' + line + "}")
-        self._sent = cursor
+    def _send(self, ws, items: list[tuple[Cursor, str]]) -> None:
+        for frame in frames([line for _, line in items], self._batch):
+            ws.send(frame)
+        self._sent = max([self._sent, *(c for c, _ in items)])
 
     def _await_ack(self, ws) -> Cursor:
         frame = parse_frame(ws.recv(timeout=10))
