@@ -11,11 +11,16 @@ machine shared with the producers that is the figure that says what one server c
 where wall-clock throughput says how fast this machine's cores were shared.
 
     python bench/bench_ingest.py [--steps 200] [--window 64] [--ranks 8,64,1024]
-                                 [--baseline DIR]
+                                 [--batch 16] [--baseline DIR]
 
-``--baseline DIR`` runs each mesh twice, against a server started from DIR (another
-checkout, e.g. ``git archive <commit> | tar -x -C DIR``) and from this one, and prints
-both lines and their ratio: a before/after on the same machine within minutes.
+Each mesh runs twice against this checkout's server: one record per frame (``this/1``, a
+probe reporting each step as it ends) and ``--batch`` consecutive records of a rank per
+``records`` frame (``this/16``: a spool replayed after an outage, an upload, or a node
+agent's forwarding), printed side by side.
+
+``--baseline DIR`` also runs each mesh against a server started from DIR (another
+checkout, e.g. ``git archive <commit> | tar -x -C DIR``), one record per frame, first, and
+prints the ratios: a before/after on the same machine within minutes.
 
 Meshes: 8 ranks = dp2 x tp2 x pp2 (1f1b, m=4); 64 ranks = dp4 x tp4 x pp4 (1f1b, m=8);
 1,024 ranks = dp32 x tp4 x pp8 (1f1b, m=4; 34 events a record, under the 58 a record of a
@@ -96,22 +101,27 @@ async def open_rank(url: str, info, rank: int, gate: asyncio.Semaphore):
     return ws
 
 
-async def rank_stream(ws, rec: dict, steps: int, window: int) -> None:
-    # The frame encoded once; each step only splices its number in (producer CPU is not
+async def rank_stream(ws, rec: dict, steps: int, window: int, batch: int) -> None:
+    # The record encoded once; each step only splices its number in (producer CPU is not
     # what is measured, and it shares the machine with the server).
-    before, after = json.dumps({"type": "record", "record": rec | {"step": -7}}).split("-7", 1)
+    before, after = json.dumps(rec | {"step": -7}).split("-7", 1)
     acked, sent = -1, 0
     while acked < steps - 1:
         while sent < steps and sent - acked <= window:
-            await ws.send(f"{before}{sent}{after}")
-            sent += 1
+            n = min(batch, steps - sent)
+            recs = [f"{before}{s}{after}" for s in range(sent, sent + n)]
+            if batch == 1:
+                await ws.send(f'{{"type":"record","record":{recs[0]}}}')
+            else:
+                await ws.send('{"type":"records","records":[' + ",".join(recs) + "]}")
+            sent += n
         reply = json.loads(await ws.recv())
         if reply["type"] == "ack":
             acked = max(acked, reply["step"])
     await ws.close()
 
 
-async def one(server: Server, ranks: int, steps: int, window: int) -> dict:
+async def one(server: Server, ranks: int, steps: int, window: int, batch: int) -> dict:
     mesh = MESHES[ranks]
     info = run_info(f"ingest-{ranks}", dp=mesh["dp"], tp=mesh["tp"], pp=mesh["pp"],
                     m=mesh["m"], steps=steps)  # fmt: skip
@@ -127,7 +137,7 @@ async def one(server: Server, ranks: int, steps: int, window: int) -> dict:
     # Timed from the first record to the last ack: records only, not the handshakes.
     start, cpu = time.perf_counter(), server.cpu_s()
     await asyncio.gather(
-        *(rank_stream(ws, template[r], steps, window) for r, ws in enumerate(sockets))
+        *(rank_stream(ws, template[r], steps, window, batch) for r, ws in enumerate(sockets))
     )
     seconds, cpu = time.perf_counter() - start, server.cpu_s() - cpu
     stored = get_json(server.base, f"/api/runs/{info.run}")["trend"]
@@ -147,12 +157,12 @@ def _line(label: str, r: dict) -> str:
             f"{marginal:>9.0f} {target}")  # fmt: skip
 
 
-def _measure(root: Path, ranks: int, steps: int, window: int) -> dict:
+def _measure(root: Path, ranks: int, steps: int, window: int, batch: int) -> dict:
     """One mesh against a fresh server (and database) from the checkout at ``root``."""
     with tempfile.TemporaryDirectory() as tmp:
         server = Server(Path(tmp) / "bench.sqlite3", root).start()
         try:
-            return asyncio.run(one(server, ranks, steps, window))
+            return asyncio.run(one(server, ranks, steps, window, batch))
         finally:
             server.stop()
 
@@ -162,6 +172,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=200, help="steps per rank")
     ap.add_argument("--window", type=int, default=64, help="unacked records per rank")
     ap.add_argument("--ranks", default="8,64,1024", help="meshes to run, of " + str(list(MESHES)))
+    ap.add_argument("--batch", type=int, default=16, help="records per records frame")
     ap.add_argument("--baseline", type=Path, help="another checkout to measure first")
     args = ap.parse_args()
     # One socket per simulated rank, in this process.
@@ -170,18 +181,27 @@ def main() -> None:
     print(f"{'server':>8} {'ranks':>6} {'records':>8} {'events/rec':>10} {'KB/rec':>7} "
           f"{'seconds':>8} {'rank-steps/s':>13} {'steps/s':>8} {'server CPU s':>12} "
           f"{'rec/CPU-s':>10} {'marginal':>9} {'target':>8}")  # fmt: skip
-    roots = [("before", args.baseline), ("this", ROOT)] if args.baseline else [("this", ROOT)]
+    single, batched = "this/1", f"this/{args.batch}"
+    runs = [(single, ROOT, 1), (batched, ROOT, args.batch)]
+    if args.baseline:
+        runs.insert(0, ("before", args.baseline, 1))
     for ranks in (int(r) for r in args.ranks.split(",")):
         steps = args.steps if ranks <= 8 else max(args.steps // (4 if ranks <= 64 else 10), 10)
         got = {}
-        for label, root in roots:
-            got[label] = _measure(root, ranks, steps, args.window)
+        for label, root, batch in runs:
+            got[label] = _measure(root, ranks, steps, args.window, batch)
             print(_line(label, got[label]), flush=True)
+        _ratio(f"{batched} vs {single}", ranks, got[single], got[batched])
         if args.baseline:
-            before, now = got["before"], got["this"]
-            print(f"{'ratio':>8} {ranks:>6}  records per server CPU-second x"
-                  f"{before['cpu'] / now['cpu']:.2f}, wall x"
-                  f"{before['seconds'] / now['seconds']:.2f}", flush=True)  # fmt: skip
+            _ratio(f"{single} vs before", ranks, got["before"], got[single])
+            _ratio(f"{batched} vs before", ranks, got["before"], got[batched])
+
+
+def _ratio(what: str, ranks: int, before: dict, now: dict) -> None:
+    """Same records on both sides: the ratio of CPU seconds is that of records per CPU-s."""
+    print(f"{'ratio':>8} {ranks:>6}  {what}: records per server CPU-second x"
+          f"{before['cpu'] / now['cpu']:.2f}, wall x"
+          f"{before['seconds'] / now['seconds']:.2f}", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":
