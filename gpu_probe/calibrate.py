@@ -33,6 +33,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from app.core.inputs.hardware import HARDWARE
 from app.core.inputs.hardware_profile import NAME_PATTERN
 from app.core.layout.topology import Layout
 from gpu_probe import calibrate_bench as bench
@@ -56,6 +57,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="GEMM dtype (default: bf16 on GPU, fp32 on CPU)")  # fmt: skip
     p.add_argument("--nics-per-node", type=int, default=None)
     p.add_argument("--quick", action="store_true", help="smaller sweeps: a smoke test")
+    p.add_argument(
+        "--links-from",
+        default=None,
+        choices=sorted(HARDWARE),
+        help="one rank alone: take the links and node shape from this preset",
+    )
     return p
 
 
@@ -67,8 +74,10 @@ def default_name() -> str:
 def _check(a: argparse.Namespace) -> str | None:
     if a.name is not None and not re.fullmatch(NAME_PATTERN, a.name):
         return f"--name {a.name!r} must match {NAME_PATTERN} (lowercase, URL-safe)"
-    if a.ranks is not None and not 2 <= a.ranks <= 64:
-        return "--ranks must be in [2, 64]: links need two ranks"
+    if a.ranks is not None and not 1 <= a.ranks <= 64:
+        return "--ranks must be in [1, 64]"
+    if a.ranks == 1 and a.links_from is None:
+        return "--ranks 1 measures no link: name the preset to take links from (--links-from)"
     if a.nics_per_node is not None and a.nics_per_node < 1:
         return "--nics-per-node must be >= 1"
     return None
@@ -101,8 +110,12 @@ def launch_local(a: argparse.Namespace) -> int:
     cuda = _wants_cuda(a)
     cores = os.cpu_count() or 2
     ranks = a.ranks or (torch.cuda.device_count() if cuda else min(cores, MAX_LOCAL_CPU_RANKS))
-    if ranks < 2:
-        print("meshscope calibrate: links need 2 ranks; pass --ranks 2", file=sys.stderr)
+    if ranks < 2 and a.links_from is None:
+        print(
+            "meshscope calibrate: links need 2 ranks; pass --ranks 2, or --links-from PRESET "
+            "to measure this one GPU and take the links from a preset",
+            file=sys.stderr,
+        )
         return 2
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -144,6 +157,8 @@ def run_rank(a: argparse.Namespace, env: RankEnv) -> None:
     nodes = env.world_size // per_node
     # TP over the ranks of a node, DP across nodes: the two kinds of group a layout forms.
     layout = Layout(nodes, per_node, 1, ("tp", "pp", "dp"), per_node)
+    if env.world_size == 1 and a.links_from is None:
+        raise SystemExit("meshscope calibrate: one rank measures no link: pass --links-from")
     ctx = build_mesh(layout, env.rank, device, env.node)
     meas = measure(ctx, a, nodes)
     if env.rank == 0:
@@ -171,7 +186,19 @@ def measure(ctx, a: argparse.Namespace, nodes: int) -> Measurements:
         block=block, intra=tuple(intra), inter=tuple(inter),
         block_in_step=None if in_step is None else replace(block, seconds=in_step),
         optimizer=bench.time_optimizer(ctx, dtype, b, work),
+        floor_gib=_floor_gib(ctx.device), links_from=a.links_from,
     )  # fmt: skip
+
+
+def _floor_gib(device: torch.device) -> float | None:
+    """Device memory in use that the caching allocator does not hold, read after the links
+    ran (so NCCL's communicators and buffers exist) and the GEMMs (cuBLAS's handles): the
+    CUDA context, NCCL and library workspaces, as HardwareSpec.memory_floor_gib means it."""
+    if device.type != "cuda":
+        return None
+    torch.cuda.synchronize(device)
+    free, total = torch.cuda.mem_get_info(device)
+    return max(total - free - torch.cuda.memory_reserved(device), 0) / 2**30
 
 
 def _memory_gib(device: torch.device, ranks_per_node: int) -> float:

@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass, replace
 
 from app.core.cost import compute, durations
-from app.core.inputs.hardware import Efficiency, HardwareSpec
+from app.core.inputs.hardware import HARDWARE, Efficiency, HardwareSpec
 from app.core.inputs.hardware_profile import HardwareProfile, profile_of
 from app.core.inputs.models import ModelSpec
 from app.core.inputs.training import Training
@@ -85,6 +85,11 @@ class Measurements:
     # The same block run between p2p exchanges, as a pipeline step runs its layers (CPU);
     # None where only the back-to-back timing exists (GPU, or no intra-node link).
     block_in_step: BlockTiming | None = None
+    # Device memory in use that the caching allocator does not hold (CUDA context, NCCL
+    # buffers, library workspaces): HardwareSpec.memory_floor_gib. None: not measured (CPU).
+    floor_gib: float | None = None
+    # One rank measures no link: the link figures are this preset's (--links-from).
+    links_from: str | None = None
 
     @property
     def nodes(self) -> int:
@@ -119,9 +124,20 @@ def flash_fraction(a: AttentionTiming, hw: HardwareSpec, dtype: str) -> float:
     return min(max(forward / a.seconds, 1e-6), 1.0)  # a fraction of the GEMM peak
 
 
+def _preset_links(name: str) -> tuple[LinkFit, LinkFit]:
+    """(intra, inter) as the preset states them, for a rank that had no peer to measure."""
+    hw = HARDWARE[name]
+    e = hw.efficiency
+    intra = LinkFit(e.intra_latency_us, hw.intra_gbps * e.intra_busbw_fraction)
+    return intra, LinkFit(e.inter_latency_us, hw.inter_gbps * e.inter_busbw_fraction)
+
+
 def _link_fits(meas: Measurements) -> tuple[LinkFit, LinkFit]:
     """(intra, inter). One node cannot measure a network: inter copies intra then; a job of
-    one rank per node has no intra group, so intra copies inter."""
+    one rank per node has no intra group, so intra copies inter; one rank alone measures no
+    link, so both are the named preset's."""
+    if not meas.intra and not meas.inter:
+        return _preset_links(meas.links_from or "")
     if meas.intra:
         # Collectives set the per-step latency and the bandwidth; p2p's latency is its own.
         intra = fit_links([s for s in meas.intra if s.op != "p2p"] or meas.intra)
@@ -151,14 +167,13 @@ def spec_from(meas: Measurements, name: str, nics_per_node: int | None = None) -
         flash_fraction=1.0, hbm_fraction=1.0, intra_busbw_fraction=1.0,
         inter_busbw_fraction=1.0, intra_latency_us=intra.latency_us,
         inter_latency_us=inter.latency_us, kernel_overhead_us=0.0,
-        p2p_latency_us=p2p_latency_us(meas, intra) if meas.intra else 0.0,
+        p2p_latency_us=_p2p_latency_us(meas, intra),
     )  # fmt: skip
     spec = HardwareSpec(
         name=name, peak_tflops=gemm.peak_tflops, hbm_gib=meas.memory_gib,
         hbm_tbps=meas.stream_bytes / meas.stream_s / 1e12, intra_gbps=intra.gbps,
-        inter_gbps=inter.gbps, gpus_per_node=meas.ranks_per_node,
-        nics_per_node=nics_per_node or meas.ranks_per_node, nvlink_domain=0,
-        source=source_of(meas), efficiency=efficiency,
+        inter_gbps=inter.gbps, **_node_shape(meas, nics_per_node), source=source_of(meas),
+        efficiency=efficiency, memory_floor_gib=meas.floor_gib or 0.0,
     )  # fmt: skip
     flash = flash_fraction(meas.attention, spec, meas.dtype)
     spec = replace(spec, efficiency=replace(efficiency, flash_fraction=flash))
@@ -169,6 +184,24 @@ def spec_from(meas: Measurements, name: str, nics_per_node: int | None = None) -
     spec = replace(spec, efficiency=replace(spec.efficiency, kernel_overhead_us=overhead))
     per_tensor = optimizer_tensor_us(meas.optimizer, spec, meas.dtype)
     return replace(spec, efficiency=replace(spec.efficiency, optimizer_tensor_us=per_tensor))
+
+
+def _p2p_latency_us(meas: Measurements, intra: LinkFit) -> float:
+    if meas.intra:
+        return p2p_latency_us(meas, intra)
+    return HARDWARE[meas.links_from].efficiency.p2p_latency_us if meas.links_from else 0.0
+
+
+def _node_shape(meas: Measurements, nics_per_node: int | None) -> dict[str, int]:
+    """What ran, or, for one rank alone, the node of the preset its links come from: one GPU
+    calibrated stands for its machine's GPUs, which a plan spreads a job over."""
+    if meas.links_from and not meas.intra and not meas.inter:
+        hw = HARDWARE[meas.links_from]
+        nics = nics_per_node or hw.nics_per_node
+        return {"gpus_per_node": hw.gpus_per_node, "nics_per_node": nics,
+                "nvlink_domain": hw.nvlink_domain}  # fmt: skip
+    nics = nics_per_node or meas.ranks_per_node
+    return {"gpus_per_node": meas.ranks_per_node, "nics_per_node": nics, "nvlink_domain": 0}
 
 
 def optimizer_tensor_us(o: OptimizerTiming | None, hw: HardwareSpec, dtype: str) -> float:
@@ -184,6 +217,10 @@ def source_of(meas: Measurements) -> str:
     where = f"measured by meshscope calibrate on {meas.host[:64]} {meas.date}"
     net = "" if meas.inter else "; one node: inter_* copy intra_*"
     net = net if meas.intra else "; one rank per node: intra_* copy inter_*"
+    if not meas.intra and not meas.inter:
+        net = f"; one rank: links and node shape from the {meas.links_from} preset"
+    if meas.floor_gib is not None:
+        net += f"; floor {meas.floor_gib:.2f} GiB outside the caching allocator"
     return (f"{where} ({meas.dtype} GEMMs: use with dtype={meas.dtype}; {meas.world} ranks, "
             f"{meas.device}/{meas.backend}{net})")  # fmt: skip
 
