@@ -84,3 +84,15 @@ def test_the_fp8_bound_keeps_the_fastest_fp8_candidate():
     best = max(fits, key=closed.tokens_per_s)
     bounded = fp8s.variants(closed, fitting, ("tensorwise",))
     assert max(bounded, key=lambda x: x[0])[2] == best
+
+
+@pytest.mark.timeout(600)
+def test_a_671b_moe_search_says_what_the_bf16_plan_answers():
+    """DeepSeek-V3 on 2,048 H100s: the bf16 answer is a DualPipeV sibling of the 7th bf16
+    candidate; the search's bf16 numbers are still fp8=none's first row (BF16_SIMULATED)."""
+    args = ("deepseek-v3", "h100-sxm", 2048, 4096)
+    got = plan(*args, top=3, recipes=fp8s.recipes(HARDWARE["h100-sxm"]))
+    plain = plan(*args, top=3)["results"][0]
+    assert got["fp8"]["bf16"]["query"] == plain["query"]
+    assert got["fp8"]["bf16"]["tokens_per_s"] == plain["tokens_per_s"]
+    assert got["results"][0]["tokens_per_s"] > plain["tokens_per_s"]
