@@ -30,6 +30,7 @@ from app.api.ingest import bearer_ok
 from app.api.limits import BUSY, Admission, heavy
 from app.core.inputs.protocol import RUN_NAME_PATTERN
 from app.core.traces import TraceError
+from app.core.traces.refusals import refuse
 from app.errors import issue, responses, unprocessable
 from app.importers.trace_store import store_run
 from app.importers.upload import name_ok, prepare_upload
@@ -95,7 +96,7 @@ async def import_upload(
         info, records, summary = await limiter.run(work, cost=1.0 + size / COST_BYTES)
         stored = await live.writer.call(store_run, live.store, info, records, summary)
     except TraceError as err:
-        return unprocessable([issue(["body", name], str(err), "file_refused")])
+        return unprocessable([refusal(name, err)])
     except ClientDisconnect:  # the page was closed mid-upload: nothing stored, nobody to tell
         return JSONResponse({"detail": "the upload was cut off"}, 400)
     finally:
@@ -103,6 +104,15 @@ async def import_upload(
     body = {"run": info.run, "url": f"/runs/{info.run}", "bytes": size, "ranks": info.world_size,
             "records": len(records), "stored": stored, "summary": summary}  # fmt: skip
     return JSONResponse(body)
+
+
+def refusal(name: str, err: TraceError) -> dict:
+    """The 422 detail of a refused file: its ``type`` trace.<key> and ``ctx`` the params when
+    the reason is keyed (app/core/traces/refusals.py), so /runs words it in its language
+    (static/js/i18n.js errorText); else file_refused, said in English."""
+    if err.key:
+        return issue(["body", name], str(err), f"trace.{err.key}", err.params)
+    return issue(["body", name], str(err), "file_refused")
 
 
 async def _receive(request: Request, path: Path, cap: int) -> int:
@@ -117,5 +127,5 @@ async def _receive(request: Request, path: Path, cap: int) -> int:
                                     "(MESHSCOPE_MAX_IMPORT_BYTES)")  # fmt: skip
             out.write(chunk)
     if size == 0:
-        raise TraceError(f"{path.name}: the upload is empty")
+        raise refuse("empty_upload", file=path.name)
     return size

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from app.core.traces import TraceError, megatron_log, torchtitan_log
 from app.core.traces.phases import PhaseLog
+from app.core.traces.refusals import refuse
 from app.importers.trace_tar import TAR_SUFFIXES
 
 KINETO, TORCHTITAN, MEGATRON = "kineto", "torchtitan", "megatron"
@@ -55,8 +56,7 @@ def file_format(path: Path) -> str:
         return MEGATRON
     if head.lstrip().startswith("{") and '"log_type_name"' in head:
         return TORCHTITAN
-    raise TraceError(f"{path}: is neither a PyTorch profiler trace, a torchtitan structured log "
-                     "nor a Megatron log with per-rank timers")  # fmt: skip
+    raise refuse("unknown_format", file=str(path))
 
 
 def one_format(paths: list[Path]) -> str:
@@ -65,8 +65,8 @@ def one_format(paths: list[Path]) -> str:
     first = paths[0]
     for p, fmt in found.items():
         if fmt != found[first]:
-            raise TraceError(f"{p}: a {fmt} file, but {first} is a {found[first]} file: import "
-                             "one format at a time")  # fmt: skip
+            raise refuse("mixed_formats", file=str(p), format=fmt, other=str(first),
+                         other_format=found[first])  # fmt: skip
     return found[first]
 
 
@@ -94,7 +94,7 @@ def read_logs(paths: list[Path], fmt: str) -> list[PhaseLog]:
     for path in paths:
         size = path.stat().st_size
         if size > MAX_LOG_BYTES:
-            raise TraceError(f"{path}: {size} bytes is over the {MAX_LOG_BYTES}-byte limit")
+            raise refuse("too_big", file=str(path), size=size, limit=MAX_LOG_BYTES)
         try:
             with _open(path) as f:
                 out.append(parse(f, str(path)))

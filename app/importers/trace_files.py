@@ -16,6 +16,7 @@ from pathlib import Path
 
 from app.core.traces import RankTrace, TraceError
 from app.core.traces.kineto import parse_events
+from app.core.traces.refusals import refuse
 from app.importers.trace_stream import NotATrace, events
 from app.importers.trace_tar import is_tar, read_tar
 
@@ -44,7 +45,7 @@ def read(path: Path) -> RankTrace:
     file when it cannot be read or is not a trace."""
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
-        raise TraceError(f"{path}: {size} bytes is over the {MAX_FILE_BYTES}-byte limit per file")
+        raise refuse("too_big", file=str(path), size=size, limit=MAX_FILE_BYTES)
     with open(path, "rb") as f:
         return parse(f, str(path), path.name.endswith(".gz"))
 
@@ -57,9 +58,9 @@ def parse(raw, name: str, gz: bool) -> RankTrace:
         with io.TextIOWrapper(gzip.GzipFile(fileobj=raw) if gz else raw, encoding="utf-8") as f:
             return parse_events(header, events(f, header), name)
     except (OSError, EOFError, zlib.error) as err:
-        raise TraceError(f"{name}: cannot be read ({err}); a truncated .gz?") from err
+        raise refuse("unreadable", file=name, error=str(err)) from err
     except (NotATrace, UnicodeDecodeError) as err:
-        raise TraceError(f"{name}: is not a PyTorch profiler trace ({err})") from err
+        raise refuse("not_trace", file=name, error=str(err)) from err
 
 
 def _each(paths: list[Path]) -> Iterator[tuple[str, RankTrace]]:
@@ -78,10 +79,10 @@ def read_traces(paths: list[Path]) -> list[RankTrace]:
     by_rank: dict[int, str] = {}
     for path, trace in _each(paths):
         if trace.rank in by_rank:
-            raise TraceError(f"{path}: rank {trace.rank} again (also in {by_rank[trace.rank]})")
+            raise refuse("rank_again", file=path, rank=trace.rank, other=by_rank[trace.rank])
         if traces and trace.world != traces[0].world:
-            raise TraceError(f"{path}: world_size {trace.world}, but {traces[0].name} has "
-                             f"{traces[0].world}: not one run")  # fmt: skip
+            raise refuse("world_differs", file=path, world=trace.world,
+                         other=traces[0].name, other_world=traces[0].world)  # fmt: skip
         by_rank[trace.rank] = path
         traces.append(trace)
     return traces

@@ -12,10 +12,11 @@ from pathlib import Path
 
 from app.core.inputs.protocol import ProbeRecord, RunInfo
 from app.core.traces import TraceError
+from app.core.traces.refusals import refuse
 from app.live.store import RowRejected, Store
 
 
-def _conflict(store: Store, info: RunInfo) -> str | None:
+def _conflict(store: Store, info: RunInfo) -> TraceError | None:
     """Why a stored run of this name is another run (the store's hello rule: every field
     but ``steps`` must agree), or None."""
     row = store.conn.execute("SELECT info FROM runs WHERE run = ?", (info.run,)).fetchone()
@@ -24,7 +25,7 @@ def _conflict(store: Store, info: RunInfo) -> str | None:
     old = RunInfo.model_validate_json(row[0]).model_dump(exclude={"steps"})
     new = info.model_dump(exclude={"steps"})
     diff = [k for k in new if old[k] != new[k]]
-    return f"run {info.run!r} exists with another config ({', '.join(diff)})" if diff else None
+    return refuse("run_exists", run=info.run, fields=", ".join(diff)) if diff else None
 
 
 def to_db(path: Path, info: RunInfo, records: list[ProbeRecord], detail: str) -> int:
@@ -41,7 +42,7 @@ def store_run(store: Store, info: RunInfo, records: list[ProbeRecord], detail: s
     its own store's writer thread, so a CLI import and an upload store alike."""
     why = _conflict(store, info)
     if why:
-        raise TraceError(why)
+        raise why
     now = time.time()
     ranks = sorted({r.rank for r in records})
     ops = [("hello", (info, rank, 0, now)) for rank in ranks]

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from app.core.traces import RankTrace, TraceError
+from app.core.traces.refusals import refuse
 
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz")
 
@@ -34,13 +35,12 @@ def read_tar(path: Path, parse, suffixes: tuple[str, ...], limit: int) -> Iterat
                     continue
                 name = f"{path}:{member.name}"
                 if not member.isfile():
-                    raise TraceError(f"{name}: not a regular file (a link or a device)")
+                    raise refuse("member_not_file", file=name)
                 if not member.name.endswith(suffixes):
                     raise TraceError(f"{name}: not a trace by its name (*.json, *.json.gz)")
                 if member.size > limit:
-                    raise TraceError(f"{name}: {member.size} bytes is over the {limit}-byte "
-                                     "limit per file")  # fmt: skip
+                    raise refuse("too_big", file=name, size=member.size, limit=limit)
                 f = tar.extractfile(member)
                 yield parse(f, name, member.name.endswith(".gz"))
     except (tarfile.TarError, EOFError, zlib.error) as err:
-        raise TraceError(f"{path}: cannot be read as a tar ({err}); a truncated archive?") from err
+        raise refuse("not_tar", file=str(path), error=str(err)) from err

@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 
 from app.core.inputs.protocol import ProbeRecord, RunInfo
 from app.core.traces import TraceError
+from app.core.traces.refusals import refuse
 from app.importers.import_trace import prepare_any
 from app.importers.log_files import LOG_SUFFIXES, TRACE_SUFFIXES
 from app.importers.trace_tar import is_tar
@@ -51,28 +52,26 @@ def unpack(archive: Path, dest: Path, limit: int) -> list[Path]:
                 _check_member(member, where, base, seen)
                 total += member.size  # the header's size, before a byte is written
                 if total > limit:
-                    raise TraceError(f"{where}: the archive unpacks to over {limit} bytes")
+                    raise refuse("archive_too_big", file=where, limit=limit)
                 seen[base] = member.name
                 with tar.extractfile(member) as src, (dest / base).open("wb") as out:
                     shutil.copyfileobj(src, out, 1 << 20)
     except (tarfile.TarError, EOFError, zlib.error) as err:
-        raise TraceError(f"{archive.name}: cannot be read as a tar ({err}); a truncated "
-                         "archive?") from err  # fmt: skip
+        raise refuse("not_tar", file=archive.name, error=str(err)) from err
     if not seen:
-        raise TraceError(f"{archive.name}: holds no files")
+        raise refuse("archive_empty", file=archive.name)
     return [dest / base for base in seen]
 
 
 def _check_member(member: tarfile.TarInfo, where: str, base: str, seen: dict) -> None:
     if not member.isfile():
-        raise TraceError(f"{where}: not a regular file (a link or a device)")
+        raise refuse("member_not_file", file=where)
     if not name_ok(base) or not base.endswith(IMPORTABLE):
-        raise TraceError(f"{where}: not a trace or log by its name ("
-                         + ", ".join("*" + s for s in IMPORTABLE) + ")")  # fmt: skip
+        raise refuse("member_name", file=where, suffixes=", ".join("*" + s for s in IMPORTABLE))
     if base in seen:
-        raise TraceError(f"{where}: a second file named {base} (also {seen[base]})")
+        raise refuse("member_twice", file=where, name=base, other=seen[base])
     if len(seen) >= MAX_MEMBERS:
-        raise TraceError(f"{where}: more than {MAX_MEMBERS} files in one archive")
+        raise refuse("too_many_members", file=where, limit=MAX_MEMBERS)
 
 
 def layout_args(run: str, paths: list[Path], **given) -> argparse.Namespace:
@@ -102,7 +101,10 @@ def prepare_upload(
             paths = [upload]
         return prepare_any(layout_args(run, paths, **given))
     except (TraceError, OSError) as err:
-        raise TraceError(_unstaged(str(err), staged)) from err
+        params = {k: _unstaged(v, staged) if isinstance(v, str) else v
+                  for k, v in getattr(err, "params", {}).items()}  # fmt: skip
+        key = getattr(err, "key", None)
+        raise TraceError(_unstaged(str(err), staged), key, params) from err
 
 
 def _unstaged(text: str, staged: Path) -> str:

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from statistics import median
 
 from app.core.layout.topology import Layout
-from app.core.traces.spans import RankTrace, TraceError
+from app.core.traces.refusals import refuse
+from app.core.traces.spans import RankTrace
 
 
 @dataclass(frozen=True)
@@ -130,11 +131,8 @@ def align(traces: Sequence[RankTrace], layout: Layout) -> Alignment:
     step_us = median(lengths) if lengths else 0.0
     residual = max(spreads, default=0.0)
     if residual > step_us:
-        raise TraceError(
-            f"clock alignment refused: after the offsets found, one collective's ends still "
-            f"differ by {residual / 1e3:.3f} ms, more than a step ({step_us / 1e3:.3f} ms): "
-            "the files profiled different steps, or are not of one run"
-        )
+        raise refuse("align_refused", residual_ms=f"{residual / 1e3:.3f}",
+                     step_ms=f"{step_us / 1e3:.3f}")  # fmt: skip
     unaligned = tuple(r for r in ranks if r not in offsets)
     found = {r: offsets.get(r, 0.0) for r in ranks}
     return Alignment(found, residual, step_us, len(spreads), unaligned)

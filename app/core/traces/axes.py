@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from app.core.layout.topology import DEFAULT_ORDER, Layout
+from app.core.traces.refusals import refuse
 from app.core.traces.spans import RankTrace, Span, StepSpans, TraceError
 
 
@@ -27,10 +28,7 @@ def _stride(group: tuple[int, ...]) -> int:
     """The spacing of an evenly spaced group; TraceError naming it when it is not."""
     gaps = {b - a for a, b in zip(group, group[1:], strict=False)}
     if len(gaps) != 1:
-        raise TraceError(
-            f"process group {list(group)} is not evenly spaced, so it is the group of no "
-            "axis in any rank order of dp, tp and pp"
-        )
+        raise refuse("group_uneven", group=str(list(group)))
     return gaps.pop()
 
 
@@ -131,10 +129,7 @@ def _group_axis(layout: Layout, group: tuple[int, ...], where: str) -> str:
             full = set(layout.group(axis, group[0]))
             if members == full or (not exact and members <= full):
                 return axis
-    raise TraceError(
-        f"{where}process group {list(group)} is no group of tp, dp or pp under "
-        f"{_describe(layout)}: give the layout with --dp --tp --pp --order"
-    )
+    raise refuse("group_no_axis", where=where, group=str(list(group)), layout=_describe(layout))
 
 
 def _span_axis(layout: Layout, t: RankTrace, s: Span) -> str | None:
@@ -165,8 +160,8 @@ def label_run(traces: Sequence[RankTrace], layout: Layout) -> list[RankTrace]:
     out = []
     for t in traces:
         if t.world != layout.world_size or t.rank >= layout.world_size:
-            raise TraceError(f"{t.name}: rank {t.rank} of a world of {t.world} does not fit "
-                             f"{_describe(layout)} ({layout.world_size} ranks)")  # fmt: skip
+            raise refuse("rank_not_in_layout", file=t.name, rank=t.rank, world=t.world,
+                         layout=_describe(layout), ranks=layout.world_size)  # fmt: skip
         steps = tuple(
             StepSpans(st.step, st.start_us, st.end_us,
                       tuple(replace(s, axis=_span_axis(layout, t, s)) for s in st.spans))

@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.core.traces import classify, intervals
+from app.core.traces.refusals import refuse
 from app.core.traces.spans import RankTrace, Span, StepSpans, TraceError
 
 # Autograd ops closer than this are one run (they follow each other within microseconds; a
@@ -35,13 +36,10 @@ def _int(value: Any) -> int | None:
 def _rank_and_world(header: dict, name: str) -> tuple[int, int]:
     info = header.get("distributedInfo")
     if not isinstance(info, dict) or _int(info.get("rank")) is None:
-        raise TraceError(
-            f"{name}: has no distributedInfo.rank, so its rank is unknown (torch.profiler "
-            "writes it when torch.distributed is initialised before profiling)"
-        )
+        raise refuse("no_rank", file=name)
     rank, world = info["rank"], _int(info.get("world_size"))
     if world is None or world < 1 or not 0 <= rank < world:
-        raise TraceError(f"{name}: distributedInfo has rank {rank} outside world_size {world}")
+        raise refuse("rank_outside", file=name, rank=rank, world=world)
     return rank, world
 
 
@@ -241,10 +239,7 @@ def parse_events(header: dict, events: Iterable[Any], name: str) -> RankTrace:
             c.add(e)
     rank, world = _rank_and_world(header, name)
     if not c.steps:
-        raise TraceError(
-            f"{name}: has no ProfilerStep#N ranges, so its steps are unknown (call "
-            "prof.step() once per training step)"
-        )
+        raise refuse("no_steps", file=name)
     base = header.get("baseTimeNanoseconds")  # Kineto's ts count from it when it is there
     base_us = base / 1000.0 if isinstance(base, (int, float)) else 0.0
     out = _steps(c, rank, base_us)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from app.core.inputs.protocol import MAX_SECONDS, ProbeEvent, ProbeRecord, RunInfo, oversize
 from app.core.layout.topology import Layout
 from app.core.traces.records import NOMINAL_MODEL
+from app.core.traces.refusals import refuse
 from app.core.traces.spans import TraceError
 
 
@@ -63,8 +64,8 @@ def merge(logs: Sequence[PhaseLog]) -> list[PhaseStep]:
         for st in log.steps:
             key = (st.rank, st.step)
             if key in seen:
-                raise TraceError(f"{log.name}: rank {st.rank} step {st.step} again (also in "
-                                 f"{seen[key]}): duplicate ranks, or two runs mixed")  # fmt: skip
+                raise refuse("log_step_again", file=log.name, rank=st.rank, step=st.step,
+                             other=seen[key])  # fmt: skip
             seen[key] = log.name
             out.append(st)
     if not out:
@@ -96,7 +97,7 @@ def build_phase_run(
     )  # fmt: skip
     problem = oversize(info)
     if problem:
-        raise TraceError(f"the imported run is too large to serve: {problem}")
+        raise refuse("too_large", problem=problem)
     return info, [_record(st, layout, run, first) for st in steps]
 
 

@@ -23,7 +23,8 @@ from app.core.inputs.protocol import (
 )
 from app.core.layout.topology import Layout
 from app.core.traces.align import Alignment
-from app.core.traces.spans import RankTrace, Span, TraceError
+from app.core.traces.refusals import refuse
+from app.core.traces.spans import RankTrace, Span
 
 # The model is not in a trace; the run keeps a nominal shape (RunInfo needs one) that no
 # measured view reads: the breakdown, heatmap and bubble split use the events alone.
@@ -71,7 +72,7 @@ def run_info(traces: Sequence[RankTrace], layout: Layout, shape: RunShape) -> Ru
     )  # fmt: skip
     problem = oversize(info)
     if problem:
-        raise TraceError(f"the imported run is too large to serve: {problem}")
+        raise refuse("too_large", problem=problem)
     return info
 
 

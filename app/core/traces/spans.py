@@ -7,7 +7,12 @@ from dataclasses import dataclass, field
 
 class TraceError(ValueError):
     """A trace (or a set of them) that cannot be imported; the message names the file,
-    group or rank and says why."""
+    group or rank and says why. ``key`` and ``params`` (refusals.py) let a page word the
+    same reason in its own language; None for a reason said in English only."""
+
+    def __init__(self, message: str, key: str | None = None, params: dict | None = None):
+        super().__init__(message)
+        self.key, self.params = key, dict(params or {})
 
 
 # Span kinds. Compute: F, B, W, optim (the probe's own kinds); data: data loading (no probe
