@@ -33,6 +33,35 @@ POLICY_VIOLATION = 1008  # RFC 6455 §7.4.1
 INTERNAL_ERROR = 1011
 
 
+class Room:
+    """Records read but not yet answered on one connection (LiveConfig.max_inflight): reading
+    stops while they are ``cap`` or more, so one frame may go past it by its own records (a
+    records frame's are validated and submitted together). The outbox's own bound counts
+    frames, and a records frame is one frame of up to MAX_BATCH_RECORDS records."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap, self.used = cap, 0
+        self._freed = asyncio.Event()
+
+    async def wait(self) -> None:
+        while self.used >= self.cap:
+            self._freed.clear()
+            await self._freed.wait()
+
+    def take(self, reply) -> None:
+        self.used += _weight(reply)
+
+    def give(self, reply) -> None:
+        self.used -= _weight(reply)
+        self._freed.set()
+
+
+def _weight(reply) -> int:
+    if isinstance(reply, PendingBatch):
+        return len(reply.acks)
+    return 1 if isinstance(reply, PendingAck) else 0
+
+
 def bearer_ok(header: str | None, token: str | None) -> bool:
     """``Authorization: Bearer <token>``, compared with hmac.compare_digest (constant time)."""
     if not token or not header:
@@ -55,9 +84,10 @@ async def ingest(ws: WebSocket) -> None:
     live.stats.connections += 1
     session = Session(live)
     outbox: asyncio.Queue = asyncio.Queue(maxsize=live.config.max_inflight)
-    sender = asyncio.create_task(_send(ws, outbox))
+    room = Room(live.config.max_inflight)
+    sender = asyncio.create_task(_send(ws, outbox, room))
     try:
-        reason = await _read(ws, session, outbox, live)
+        reason = await _read(ws, session, outbox, room, live)
         if reason is not None:
             await _close_after(sender, outbox, ws, reason, live)
     finally:
@@ -68,10 +98,13 @@ async def ingest(ws: WebSocket) -> None:
             await sender
 
 
-async def _read(ws: WebSocket, session: Session, outbox: asyncio.Queue, live: Live) -> str | None:
+async def _read(
+    ws: WebSocket, session: Session, outbox: asyncio.Queue, room: Room, live: Live
+) -> str | None:
     """Until the peer leaves (None) or a fatal problem (its reason)."""
     bucket = TokenBucket(live.config.rate_frames_per_s, live.config.rate_burst)
     while True:
+        await room.wait()  # too many records unanswered: stop reading, TCP pushes back
         message = await ws.receive()
         if message["type"] == "websocket.disconnect":
             return None
@@ -83,10 +116,12 @@ async def _read(ws: WebSocket, session: Session, outbox: asyncio.Queue, live: Li
             replies = await session.handle(message.get("text"), message.get("bytes"))
         except Fatal as fatal:
             for owed in fatal.before:  # a records frame's accepted records, then the refusal
+                room.take(owed)
                 await outbox.put(owed)
             await outbox.put(fatal.frame)
             return fatal.reason
         for reply in replies:
+            room.take(reply)
             await outbox.put(reply)  # a full outbox stops reading: bounded memory
 
 
@@ -100,12 +135,13 @@ async def _close_after(sender, outbox, ws: WebSocket, reason: str, live: Live) -
         await asyncio.wait_for(ws.close(code=POLICY_VIOLATION, reason=reason[:120]), 2)
 
 
-async def _send(ws: WebSocket, outbox: asyncio.Queue) -> None:
+async def _send(ws: WebSocket, outbox: asyncio.Queue, room: Room) -> None:
     carry = None
     while True:
         item, carry = (carry, None) if carry is not None else (await outbox.get(), None)
         if item is _CLOSE:
             return
+        room.give(item)  # answered below (or the connection closes)
         if isinstance(item, PendingBatch):
             if not await _send_batch(ws, item):
                 return
@@ -129,6 +165,7 @@ async def _send(ws: WebSocket, outbox: asyncio.Queue) -> None:
             if not ready or nxt.future.exception() is not None:
                 carry = nxt
                 break
+            room.give(nxt)
             latest = nxt.ack
         await ws.send_text(latest)
 

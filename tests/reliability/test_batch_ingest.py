@@ -14,6 +14,7 @@ from support import AUTH, TOKEN, ServerThread, hello, records, run_info
 from websockets.asyncio.client import connect
 
 from app.core.inputs.protocol import BATCH_HEADER, MAX_BATCH_RECORDS
+from app.live.config import LiveConfig
 from app.live.schema import SCHEMA
 from app.main import create_app
 from app.settings import Settings
@@ -162,3 +163,34 @@ def test_a_malformed_batch_is_refused_naming_the_field_and_counts_one_strike(tmp
     assert alive[-1]["type"] == "ack"
     assert closing[-1]["fatal"] and code == 1008
     assert _rows(db, "malformed") == [(0, s, 0) for s in range(4)]  # nothing of the bad ones
+
+
+def test_records_in_flight_stay_bounded_while_the_store_is_stalled(tmp_path):
+    """A records frame is one frame but many records: reading stops once max_inflight
+    records are unanswered, not after max_inflight frames (nothing read is lost)."""
+    db = tmp_path / "m.sqlite3"
+    info = run_info("stalled", pp=2, steps=200)
+    app = create_app(Settings(db=db, ingest_token=TOKEN))
+    app.state.live_config = LiveConfig(max_inflight=32)
+
+    async def scenario(srv):
+        live = srv.app.state.live
+        ws, _ = await _open(srv, info, 0)
+        before = live.stats.frames
+        blocker = sqlite3.connect(db, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")  # the writer cannot commit: nothing is answered
+        for first in range(0, 160, 16):
+            await ws.send(_batch(_rank_steps(info, 0, range(first, first + 16))))
+        await asyncio.sleep(1.0)  # time for the server to read all it would
+        read_while_stalled = live.stats.frames - before
+        blocker.execute("ROLLBACK")
+        blocker.close()
+        replies = await _until_ack(ws, 159)
+        await ws.close()
+        return read_while_stalled, replies
+
+    with ServerThread(app) as srv:
+        read_while_stalled, replies = asyncio.run(scenario(srv))
+    assert read_while_stalled <= 4  # 32 records in two frames, and one frame past the cap
+    assert all(r["type"] == "ack" for r in replies)
+    assert _rows(db, "stalled") == [(0, s, 0) for s in range(160)]
