@@ -85,8 +85,17 @@ class Server(ServerProcess):
 
     def cpu_s(self) -> float:
         """User + system seconds of the server process, all its threads (proc(5) fields 14-15)."""
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / TICK_S
+        return _ticks(Path(f"/proc/{self.proc.pid}/stat")) / TICK_S
+
+    def loop_cpu_s(self) -> float:
+        """The same of its main thread alone: the event loop (sockets, decoding, acks, fan-out);
+        the rest is the store's writer thread and the executor's (proc(5): task/TID/stat)."""
+        return _ticks(Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/stat")) / TICK_S
+
+
+def _ticks(stat: Path) -> int:
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
 
 
 async def open_rank(url: str, info, rank: int, gate: asyncio.Semaphore):
@@ -135,15 +144,16 @@ async def one(server: Server, ranks: int, steps: int, window: int, batch: int) -
     await asyncio.sleep(IDLE_S)
     idle_rate = (server.cpu_s() - idle_cpu) / IDLE_S
     # Timed from the first record to the last ack: records only, not the handshakes.
-    start, cpu = time.perf_counter(), server.cpu_s()
+    start, cpu, loop = time.perf_counter(), server.cpu_s(), server.loop_cpu_s()
     await asyncio.gather(
         *(rank_stream(ws, template[r], steps, window, batch) for r, ws in enumerate(sockets))
     )
     seconds, cpu = time.perf_counter() - start, server.cpu_s() - cpu
+    loop = server.loop_cpu_s() - loop
     stored = get_json(server.base, f"/api/runs/{info.run}")["trend"]
     assert sum(p["ranks"] for p in stored) == ranks * steps, "not everything was stored"
     return {"ranks": ranks, "records": ranks * steps, "seconds": seconds, "bytes": size,
-            "events": len(template[0]["events"]), "cpu": cpu,
+            "events": len(template[0]["events"]), "cpu": cpu, "loop": loop,
             "marginal_cpu": max(cpu - idle_rate * seconds, 1e-9)}  # fmt: skip
 
 
@@ -151,10 +161,15 @@ def _line(label: str, r: dict) -> str:
     rate, per_cpu = r["records"] / r["seconds"], r["records"] / r["cpu"]
     marginal = r["records"] / r["marginal_cpu"]  # less the idle server's CPU
     target = f"{TARGET_PER_CPU_S:>8}" if r["ranks"] >= 1024 else f"{'':>8}"
+
+    def us(cpu_s: float) -> float:  # CPU microseconds per stored record
+        return cpu_s / r["records"] * 1e6
+
     return (f"{label:>8} {r['ranks']:>6} {r['records']:>8} {r['events']:>10} "
             f"{r['bytes'] / 1e3:>7.1f} {r['seconds']:>8.2f} {rate:>13.0f} "
             f"{rate / r['ranks']:>8.1f} {r['cpu']:>12.2f} {per_cpu:>10.0f} "
-            f"{marginal:>9.0f} {target}")  # fmt: skip
+            f"{marginal:>9.0f} {target} {us(r['loop']):>8.0f} "
+            f"{us(r['cpu'] - r['loop']):>8.0f}")  # fmt: skip
 
 
 def _measure(root: Path, ranks: int, steps: int, window: int, batch: int) -> dict:
@@ -180,7 +195,8 @@ def main() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(max(soft, 8192), hard), hard))
     print(f"{'server':>8} {'ranks':>6} {'records':>8} {'events/rec':>10} {'KB/rec':>7} "
           f"{'seconds':>8} {'rank-steps/s':>13} {'steps/s':>8} {'server CPU s':>12} "
-          f"{'rec/CPU-s':>10} {'marginal':>9} {'target':>8}")  # fmt: skip
+          f"{'rec/CPU-s':>10} {'marginal':>9} {'target':>8} {'loop us':>8} "
+          f"{'other us':>8}")  # fmt: skip
     single, batched = "this/1", f"this/{args.batch}"
     runs = [(single, ROOT, 1), (batched, ROOT, args.batch)]
     if args.baseline:
