@@ -168,13 +168,38 @@ def all_to_all_s(nbytes: float, p: Placement, hw: HardwareSpec, messages: int = 
     return all_gather_s(nbytes, p, hw, messages)
 
 
-def moe_a2a_buffer_bytes(m: ModelSpec, t: Training) -> float:
+def moe_a2a_buffer_bytes(m: ModelSpec, t: Training, routed_by: int = 1) -> float:
     """One MoE layer's dispatch plus combine buffers of one rank in one pass: its b x s/cp
     tokens, top_k copies each, h wide (Megatron-LM transformer/moe/token_dispatcher.py
     MoEAlltoAllTokenDispatcher: token_permutation's all_to_all, then token_unpermutation's
-    all_to_all back). The backward sends the same two transposed."""
+    all_to_all back). The backward sends the same two transposed. ``routed_by``: the ranks
+    that split those tokens before routing (moe_source_split)."""
     tokens = t.micro_batch_size * m.seq_len // t.cp
-    return 2.0 * tokens * m.top_k * m.hidden * t.element_bytes
+    return 2.0 * tokens * m.top_k * m.hidden * t.element_bytes / routed_by
+
+
+def moe_source_split(t: Training, tp: int) -> int:
+    """Ranks among which one TP group's tokens are split before the dispatch: under sequence
+    parallel each TP rank routes its own tokens/tp shard (token_dispatcher.py:
+    dispatch_preprocess permutes the rank's local hidden states; moe_layer.py refuses MoE
+    with TP but no SP in training, and etp other than tp needs SP: parallel_axes._check_etp);
+    without SP every TP rank holds the group's whole b x s/cp tokens."""
+    return tp if t.sequence_parallel and tp > 1 else 1
+
+
+def moe_etp_s(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> float:
+    """One MoE layer's expert-TP all-gather after the dispatch and reduce-scatter before the
+    combine in one pass (token_dispatcher.py MoEAlltoAllTokenDispatcher: dispatch_postprocess
+    gather_from_sequence_parallel_region and combine_preprocess
+    reduce_scatter_to_sequence_parallel_region over the expert-TP group), each of etp shards
+    of the received rows; none at etp = 1, nor without SP (each rank then holds them all)."""
+    etp = layout.expert_tp
+    if not m.experts or etp == 1 or moe_source_split(t, layout.tp) == 1:
+        return 0.0
+    place = placement(layout, "etp", hw.domain_size)
+    # One direction's rows, etp shards of them gathered; the combine reduce-scatters as many.
+    gathered = etp * moe_a2a_buffer_bytes(m, t, layout.tp) / 2
+    return 2 * all_gather_s(gathered, place, hw)
 
 
 def moe_a2a_sent_bytes(m: ModelSpec, t: Training, ep: int) -> float:
@@ -188,7 +213,8 @@ def moe_a2a_s(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> fl
     if not m.experts or layout.ep == 1:
         return 0.0
     place = placement(layout, "ep", hw.domain_size)
-    return all_to_all_s(moe_a2a_buffer_bytes(m, t), place, hw, messages=2)
+    routed_by = moe_source_split(t, layout.tp)
+    return all_to_all_s(moe_a2a_buffer_bytes(m, t, routed_by), place, hw, messages=2)
 
 
 def p2p_s(nbytes: float, crosses_domain: bool, hw: HardwareSpec) -> float:

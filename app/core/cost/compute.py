@@ -6,6 +6,7 @@ from __future__ import annotations
 from app.core.cost.shapes import (
     Gemm,
     attention_flops,
+    busiest_share,
     layer_gemms,
     layer_mix,
     logits_gemm,
@@ -73,7 +74,7 @@ def layer_gemm_seconds(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> 
     LAYER_GEMM_KERNELS GEMMs, so their host time comes with it."""
     tokens = rank_tokens(m, t)
     kernels = sum(  # a mixture of experts: the mean of its dense and MoE layers (layer_mix)
-        w * sum(gemm_seconds(g, hw, t.element_bytes) for g in layer_gemms(k, tokens, tp))
+        w * sum(gemm_seconds(g, hw, t.element_bytes) for g in layer_gemms(k, tokens, tp, t.etp))
         for w, k in layer_mix(m)
     )
     return kernels + host_overhead_s(LAYER_GEMM_KERNELS, hw)
@@ -126,6 +127,24 @@ def elementwise_bytes(m: ModelSpec, t: Training, tp: int) -> float:
     if m.mla:  # rotary on the RoPE parts only: every head's query part, the one shared key
         rope = 2 * e * tokens * m.rope_head_dim * (2 * m.heads / tp + 1)
     return norms + residuals + act + rope
+
+
+def moe_permute_bytes(m: ModelSpec, t: Training, tp: int) -> float:
+    """HBM bytes of one layer's token shuffles in one pass on one rank, the mean layer's
+    share of them (moe_layers / layers). Megatron-LM MoEAlltoAllTokenDispatcher
+    (transformer/moe/token_dispatcher.py, moe_utils.py): permute gathers the rank's routed
+    rows (tokens x top_k) before the dispatch and unpermute scatters them back after the
+    combine; with more than one local expert, sort_chunks_by_idxs regroups the received rows
+    by expert after the dispatch and back before the combine. Each reads and writes its rows
+    once, h wide; the backward moves the gradients through the same shuffles."""
+    if not m.experts:
+        return 0.0
+    split = tp if t.sequence_parallel and tp > 1 else 1  # each TP rank routes its own shard
+    sent = rank_tokens(m, t) / split * m.top_k
+    got = sent * busiest_share(m) * t.expert_tp(tp)  # after expert TP's all-gather
+    local = m.experts // m.expert_shards
+    rows = 2 * sent + (2 * got if local > 1 else 0)
+    return m.moe_layers / m.layers * 2 * rows * m.hidden * t.element_bytes
 
 
 def head_seconds(m: ModelSpec, hw: HardwareSpec, t: Training, tp: int) -> float:

@@ -47,8 +47,14 @@ def layer_cost(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> L
     attn_f, attn_b = attn_f + ring_f, attn_b + ring_b
     # A mixture of experts: each MoE layer's dispatch and combine all-to-alls, exposed, in
     # F and (transposed) in B; the mean layer carries moe_layers/layers of them.
-    a2a = comm.moe_a2a_s(m, hw, t, layout) * m.moe_layers / m.layers if m.experts else 0.0
-    f = gemm + attn_f + ew + a2a + cast_f
+    # Expert TP's all-gather and reduce-scatter of the routed rows come with them (moe_etp_s).
+    # The token shuffles around them move the same bytes in F and B (moe_permute_bytes).
+    a2a = shuffle = 0.0
+    if m.experts:
+        moe = comm.moe_a2a_s(m, hw, t, layout) + comm.moe_etp_s(m, hw, t, layout)
+        a2a = moe * m.moe_layers / m.layers
+        shuffle = compute.hbm_seconds(compute.moe_permute_bytes(m, t, tp), hw)
+    f = gemm + attn_f + ew + shuffle + a2a + cast_f
     if t.recompute == "full":
         extra = f + tp_s  # Chen et al. 2016: the whole forward again, collectives included
     elif t.recompute == "selective" and not t.flash_attention:
@@ -57,7 +63,7 @@ def layer_cost(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> L
         extra = 0.0  # flash attention's backward already recomputes the scores (attn_b)
     # Qi et al. 2024 §2: the backward is an input-gradient pass (B) and a weight-gradient
     # pass (W), each one GEMM per forward GEMM; elementwise backward reads and writes twice.
-    b = gemm + attn_b + 2 * ew + a2a + cast_b
+    b = gemm + attn_b + 2 * ew + shuffle + a2a + cast_b
     return LayerCost(f=f, b=b, w=gemm, tp=tp_s, recompute=extra, a2a=a2a)
 
 

@@ -83,7 +83,7 @@ def layer_seconds(
     tokens = rank_tokens(m, t)
     gemm = cast_f = cast_b = 0.0
     for w, k in layer_mix(m):
-        for g in layer_gemms(k, tokens, tp):
+        for g in layer_gemms(k, tokens, tp, t.etp):
             s, f, b = gemm_plan(g, hw, t)
             gemm, cast_f, cast_b = gemm + w * s, cast_f + w * f, cast_b + w * b
     return gemm, cast_f, cast_b

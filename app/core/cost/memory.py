@@ -138,20 +138,22 @@ def _rates(m: ModelSpec, t: Training, dp: int, tp: int) -> tuple:
 def _expert_states(
     m: ModelSpec, t: Training, dp: int, tp: int, n: int, states: tuple, share: float
 ) -> tuple:
-    """``states`` with the rank's expert weights sharded by ZeRO over the expert-data-parallel
-    group, dp x cp / ep ranks, instead of dp (Megatron-LM parallel_state.py: the expert grid's
-    edp group; distributed optimizer shards expert parameters over it)."""
-    edp = max(1, dp // m.expert_shards)  # dp here is stage_memory's shard group, dp x cp
-    if edp == dp:
+    """``states`` with the rank's expert weights split over etp (not tp) and sharded by ZeRO
+    over the expert-data-parallel group, tp x dp x cp / (etp x ep) ranks, instead of dp
+    (Megatron-LM parallel_state.py: the expert grid's edp group; distributed optimizer shards
+    expert parameters over it)."""
+    etp = t.expert_tp(tp)
+    edp = max(1, dp * tp // (etp * m.expert_shards))  # dp: stage_memory's group, dp x cp
+    if edp == dp and etp == tp:
         return states
-    experts = n * expert_params_per_layer(m) // tp
+    counted, held = n * expert_params_per_layer(m) // tp, n * expert_params_per_layer(m) // etp
     (w, g, o), (we, ge, oe) = state_bytes_per_param(t, dp), state_bytes_per_param(t, edp)
-    dg = experts * (ge - g)
+    dg = held * ge - counted * g
     return (
-        states[0] + experts * (we - w),
+        states[0] + held * we - counted * w,
         states[1] + dg * share,
         states[2] + dg * (1.0 - share),
-        states[3] + experts * (oe - o),
+        states[3] + held * oe - counted * o,
     )
 
 

@@ -75,10 +75,11 @@ def busiest_share(m: ModelSpec) -> float:
     return (local - 1 + m.routing_imbalance) / local
 
 
-def layer_gemms(m: ModelSpec, tokens: int, tp: int) -> list[Gemm]:
+def layer_gemms(m: ModelSpec, tokens: int, tp: int, etp: int | None = None) -> list[Gemm]:
     """Forward GEMMs of one layer on one TP rank (Shoeybi et al. 2019 §3: Q, K, V and the MLP's
     first matrices column-parallel, the attention output and MLP output row-parallel); for a
-    MoE model (experts > 0), one of its MoE layers (moe_gemms)."""
+    MoE model (experts > 0), one of its MoE layers (moe_gemms), its experts split over etp
+    (None: tp)."""
     h, f = m.hidden, m.ffn_hidden
     up = 2 if m.gated_mlp else 1  # SwiGLU's gate and up projections (Shazeer 2020 eq. 6)
     attention = mla_gemms(m, tokens, tp) if m.mla else [
@@ -86,7 +87,7 @@ def layer_gemms(m: ModelSpec, tokens: int, tp: int) -> list[Gemm]:
         Gemm(tokens, h, m.q_dim // tp),  # attention output projection
     ]  # fmt: skip
     if m.experts:
-        return attention + moe_gemms(m, tokens, tp)
+        return attention + moe_gemms(m, tokens, tp, etp or tp)
     return attention + [
         Gemm(tokens, f // tp, h, count=up),
         Gemm(tokens, h, f // tp),  # MLP down projection
@@ -110,24 +111,29 @@ def mla_gemms(m: ModelSpec, tokens: int, tp: int) -> list[Gemm]:
     ]
 
 
-def moe_gemms(m: ModelSpec, tokens: int, tp: int) -> list[Gemm]:
+def moe_gemms(m: ModelSpec, tokens: int, tp: int, etp: int | None = None) -> list[Gemm]:
     """A MoE layer's MLP GEMMs on one rank of the busiest EP rank's group (Megatron-LM
     moe_layer.py): the router (h x experts, replicated over TP), the shared experts as one
     dense MLP, and the rank's experts/ep local experts as one grouped GEMM each (Megatron
     experts.py GroupedMLP: every local expert's rows in one batched kernel). Each rank receives
     tokens x top_k routed rows on average (Lepikhin et al. 2021, GShard §2.2), the busiest
-    busiest_share() times that; expert tensor parallelism splits each expert's width by tp."""
+    busiest_share() times that; expert tensor parallelism splits each expert's width by etp
+    (default tp). With etp other than tp (MoE parallel folding, Liu et al. 2025 §3), each
+    dense TP rank routes its own tokens/tp (sequence parallel) and the expert-TP all-gather
+    (token_dispatcher.py MoEAlltoAllTokenDispatcher.dispatch_postprocess) brings etp of
+    those shards together: rows x etp/tp, width / etp, the same FLOPs per rank."""
     h, w = m.hidden, m.moe_width
+    etp = etp or tp
     up = 2 if m.gated_mlp else 1
     local = m.experts // m.expert_shards
-    rows = tokens * m.top_k * busiest_share(m) / local  # per local expert
+    rows = tokens * m.top_k * busiest_share(m) / local * etp / tp  # per local expert
     out = [Gemm(tokens, m.experts, h)]  # router logits (Fedus et al. 2022 eq. 1)
     if m.shared_experts:  # DeepSeekMoE (Dai et al. 2024 §3.2): always-on, as a dense MLP
         sw = m.shared_experts * w
         out += [Gemm(tokens, sw // tp, h, count=up), Gemm(tokens, h, sw // tp)]
     return out + [
-        Gemm(rows, w // tp, h, count=local * up, batched=True),  # type: ignore[arg-type]
-        Gemm(rows, h, w // tp, count=local, batched=True),  # type: ignore[arg-type]
+        Gemm(rows, w // etp, h, count=local * up, batched=True),  # type: ignore[arg-type]
+        Gemm(rows, h, w // etp, count=local, batched=True),  # type: ignore[arg-type]
     ]
 
 

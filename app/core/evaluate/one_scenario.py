@@ -80,7 +80,7 @@ def check(s: Scenario) -> None:
 def layout_of(s: Scenario, gpus_per_node: int) -> Layout:
     return Layout(
         dp=s.dp, tp=s.tp, pp=s.pp, order=parse_order(s.order), gpus_per_node=gpus_per_node,
-        cp=s.cp, ep=s.ep,
+        cp=s.cp, ep=s.ep, etp=s.etp,
     )  # fmt: skip
 
 

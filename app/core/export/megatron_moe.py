@@ -45,6 +45,8 @@ def moe_flags(m: ModelSpec, s: Scenario) -> list[Flag]:
     out.append(("--moe-layer-freq", layer_freq(m)))
     if s.ep > 1:
         out.append(("--expert-model-parallel-size", s.ep))
+    if s.etp is not None and s.etp != s.tp:  # arguments.py: default tensor_model_parallel_size
+        out.append(("--expert-tensor-parallel-size", s.etp))
     # moe_layer.py: one grouped GEMM over a rank's local experts; token_dispatcher.py:
     # MoEAlltoAllTokenDispatcher, the dispatch and combine cost/comm.py prices.
     return out + [("--moe-grouped-gemm", None), ("--moe-token-dispatcher-type", "alltoall")]

@@ -31,6 +31,18 @@ def _rotate(s: Scenario) -> str:
     return "allgather" if s.cp_comm == "allgather" else "alltoall"
 
 
+def _etp(s: Scenario) -> int:
+    """job_config.py Parallelism.expert_tensor_parallel_degree, always written: v0.2.2's
+    default is 1, not tp, so the scenario's etp (default tp) is spelled out. parallel_dims.py
+    asserts "Currently we only support ETP=TP or ETP=1"."""
+    etp = s.etp or s.tp
+    if etp not in (1, s.tp):
+        raise Cannot("torchtitan_etp", "torchtitan runs expert tensor parallelism only at "
+                     "etp = tp or etp = 1 (parallel_dims.py); set etp to 1 or to tp",
+                     tp=s.tp)  # fmt: skip
+    return etp
+
+
 def tables(s: Scenario, m: ModelSpec, p: Pipeline) -> tuple[dict[str, Table], list[str]]:
     """The TOML's tables in order, and notes; raises Cannot for what torchtitan cannot run."""
     notes: list[str] = []
@@ -132,6 +144,13 @@ def _parallelism(s: Scenario, m: ModelSpec, p: Pipeline, notes: list[str]) -> Ta
         out["context_parallel_rotate_method"] = _rotate(s)
     if s.ep > 1 and m.experts:  # job_config.py Parallelism.expert_parallel_degree
         out["expert_parallel_degree"] = s.ep
+        out["expert_tensor_parallel_degree"] = _etp(s)
+    elif m.experts and (s.etp or s.tp) != s.tp:  # job_config.py: "No effect ... when ep = 1"
+        raise Cannot(
+            "torchtitan_etp_ep1",
+            "torchtitan applies expert_tensor_parallel_degree "
+            "only with ep > 1: at ep = 1 its experts split over tp; set etp to tp",
+        )
     elif s.ep > 1:
         raise Cannot("ep_dense", "expert parallelism needs a mixture-of-experts model; "
                      "this model is dense, so ep must be 1")  # fmt: skip

@@ -27,8 +27,9 @@ def check_axes(s: Scenario) -> None:
             dp=s.dp, tp=s.tp, pp=s.pp, cp=s.cp, world=world, limit=MAX_WORLD,
         )  # fmt: skip
     _check_hsdp(s)
-    sizes = {"dp": s.dp, "tp": s.tp, "pp": s.pp, "cp": s.cp, "ep": s.ep}
+    sizes = {"dp": s.dp, "tp": s.tp, "pp": s.pp, "cp": s.cp, "ep": s.ep, "etp": s.etp or s.tp}
     problem = mesh.fold_problem(parse_order(s.order), sizes)
+    _check_etp(s, problem)
     if problem == "divides":
         raise ScenarioError.keyed(
             "ep", "scenario.ep_divides",
@@ -42,6 +43,29 @@ def check_axes(s: Scenario) -> None:
             "with order {order} the expert groups would break the pipeline groups: put pp "
             "last (e.g. order=megatron-5d) or set ep = cp = {cp} (Megatron)",
             order=s.order, cp=s.cp,
+        )  # fmt: skip
+
+
+def _check_etp(s: Scenario, problem: str | None) -> None:
+    """etp other than tp (MoE parallel folding): etp x ep must divide tp x cp x dp
+    (parallel_state.py: world % (expert_tp * ep * pp)), and with tp > 1 sequence parallel
+    must be on (moe_layer.py refuses MoE with TP but no SP in training), so each dense TP
+    rank routes its own tokens."""
+    if s.etp is None or s.etp == s.tp:
+        return
+    if problem == "divides":
+        n = s.tp * s.cp * s.dp
+        raise ScenarioError.keyed(
+            "etp", "scenario.etp_divides",
+            "etp*ep = {etp}*{ep} must divide tp*cp*dp = {n}: the expert grid (etp x ep x "
+            "expert dp) re-partitions the dense tp x cp x dp ranks (Megatron)",
+            etp=s.etp, ep=s.ep, n=n,
+        )  # fmt: skip
+    if s.tp > 1 and not s.sequence_parallel:
+        raise ScenarioError.keyed(
+            "etp", "scenario.etp_sp",
+            "etp different from tp needs sequence_parallel: each TP rank must route its own "
+            "tokens to the expert grid (Megatron moe_layer.py)",
         )  # fmt: skip
 
 

@@ -57,6 +57,11 @@ class Scenario(BaseModel):
     pp: int = Field(2, ge=1, le=MAX_WORLD, description="pipeline stages")
     cp: int = Field(1, ge=1, le=MAX_WORLD, description="context-parallel ranks per sequence")
     ep: int = Field(1, ge=1, le=MAX_WORLD, description="expert-parallel ranks, over dp x cp")
+    etp: int | None = Field(
+        None, ge=1, le=MAX_WORLD,
+        description="expert tensor-parallel size (Megatron's --expert-tensor-parallel-size): "
+        "etp x ep folds over tp x cp x dp; default: tp",
+    )  # fmt: skip
     cp_comm: Literal["p2p", "allgather", "a2a"] = Field(
         "p2p",
         description="how CP ranks exchange K/V: p2p ring, allgather (Llama 3) or a2a "

@@ -156,6 +156,7 @@ def training_of(s: Scenario) -> Training:
         unsharded_grad_accum=s.unsharded_grad_accum,
         cp=s.cp,
         cp_comm=s.cp_comm,
+        etp=s.etp,
         dp_shard=s.dp_shard,
         fp8=s.fp8,
         fp8_scaling=s.fp8_scaling,
@@ -252,11 +253,13 @@ def check_moe(s: Scenario, m: ModelSpec) -> None:
             "ep ({ep}) must divide experts ({experts}): each expert-parallel rank holds "
             "experts/ep whole experts (Megatron)", ep=s.ep, experts=m.experts,
         )  # fmt: skip
-    if m.moe_width % s.tp:
+    etp = s.etp or s.tp  # Megatron experts.py: divide(moe_ffn_hidden_size, expert TP size)
+    if m.moe_width % etp:
+        field = "etp" if s.etp else "tp"
         raise ScenarioError.keyed(
-            "tp", "scenario.expert_ffn_tp",
-            "expert_ffn ({ffn}) must be divisible by tp ({tp}): expert tensor parallelism "
-            "splits each expert as TP splits the MLP", ffn=m.moe_width, tp=s.tp,
+            field, f"scenario.expert_ffn_{field}",
+            "expert_ffn ({ffn}) must be divisible by " + field + " ({tp}): expert tensor "
+            "parallelism splits each expert as TP splits the MLP", ffn=m.moe_width, tp=etp,
         )  # fmt: skip
     if not m.moe_layers:
         raise ScenarioError.keyed(

@@ -103,6 +103,9 @@ class Training:
     # K/V gathered before attention (Dubey et al. 2024 §3.3.2, Llama 3); "a2a", Q, K, V and
     # the output all-to-all between sequence and heads (Jacobs et al. 2023, DeepSpeed-Ulysses).
     cp_comm: Literal["p2p", "allgather", "a2a"] = "p2p"
+    # The expert layers' tensor-parallel size (Megatron-LM --expert-tensor-parallel-size; MoE
+    # parallel folding, Liu et al. 2025): None is tp, Megatron's default (expert_tp below).
+    etp: int | None = None
     # HSDP (FSDP2's 2D mesh, torchtitan data_parallel_shard_degree x replicate_degree): ZeRO-3
     # shards over dp_shard data-parallel ranks (with their CP ranks) and the dp/dp_shard shard
     # groups hold replicas that all-reduce the gradient shards. None: one group, all of dp.
@@ -116,6 +119,10 @@ class Training:
     # FSDP / ZeRO-3 gathers the weights already cast to FP8 (torchao
     # enable_fsdp_float8_all_gather, Megatron --fp8-param-gather): 1 byte per parameter.
     fp8_param_gather: bool = False
+
+    def expert_tp(self, tp: int) -> int:
+        """The expert GEMMs' tensor-parallel split: etp, or the dense tp when not given."""
+        return self.etp or tp
 
     @property
     def passes(self) -> int:

@@ -6,9 +6,11 @@ Megatron-LM (megatron/core/parallel_state.py, ``initialize_model_parallel``, def
 - the dense grid, ``RankGenerator(tp, ep=1, dp, pp, cp)``: world = tp x cp x dp x pp;
 - the expert grid, ``RankGenerator(expert_tp, ep, expert_dp, pp, cp=1)`` with
   ``expert_dp = world // (expert_tp * ep * pp)``: ep is not a factor of its own, the expert
-  groups re-partition the dense tp x cp x dp ranks. Here expert_tp = tp (Megatron's
-  default when --expert-tensor-parallel-size is not given), so ep must divide dp x cp and
-  expert_dp = dp x cp / ep.
+  groups re-partition the dense tp x cp x dp ranks (MoE parallel folding, Liu et al. 2025,
+  arXiv 2504.14960). expert_tp (``etp``, --expert-tensor-parallel-size) defaults to tp;
+  Megatron's one rule on it is that etp x ep divides tp x cp x dp (its RuntimeError:
+  world_size not divisible by expert_tensor_model_pipeline_parallel size), so with etp < tp
+  an EP group may span dense TP ranks, and expert_dp = tp x cp x dp / (etp x ep).
 
 Megatron asserts the two grids share their pipeline groups, and that expert_dp = dp when pp
 is not the slowest axis. An order without cp places it right after tp; one without ep
@@ -60,12 +62,17 @@ def strides(axes: tuple[str, ...], sizes: dict[str, int]) -> dict[str, int]:
     return out
 
 
+def expert_tp(sizes: dict[str, int]) -> int:
+    """etp, tp when not given (Megatron-LM arguments.py: expert_tensor_parallel_size = tp)."""
+    return sizes.get("etp") or sizes["tp"]
+
+
 def fold_problem(order: tuple[str, ...], sizes: dict[str, int]) -> str | None:
-    """Why Megatron would refuse this ep (``divides`` or ``pipeline``), or None if it folds."""
-    ep, dp, cp = sizes["ep"], sizes["dp"], sizes["cp"]
-    if (dp * cp) % ep:
+    """Why Megatron would refuse this ep and etp (``divides`` or ``pipeline``), or None."""
+    ep, etp = sizes["ep"], expert_tp(sizes)
+    if (sizes["tp"] * sizes["cp"] * sizes["dp"]) % (etp * ep):
         return "divides"  # parallel_state.py: world % (expert_tp * ep * pp) != 0
-    if ep == 1:
+    if ep == 1 and etp == sizes["tp"]:
         return None
     dense, expert = dense_order(order), expert_order(order)
     esizes = expert_sizes(sizes)
@@ -74,16 +81,19 @@ def fold_problem(order: tuple[str, ...], sizes: dict[str, int]) -> str | None:
     pp_last = dense[-1] == "pp"
     # parallel_state.py asserts both: the same "pp" groups in both grids, and
     # "order.endswith('pp') or pp == 1 or expert_data_parallel_size == data_parallel_size".
-    if sizes["pp"] > 1 and (pp_dense != pp_expert or (not pp_last and esizes["edp"] != dp)):
+    same_dp = esizes["edp"] == sizes["dp"]
+    if sizes["pp"] > 1 and (pp_dense != pp_expert or (not pp_last and not same_dp)):
         return "pipeline"
     return None
 
 
 def expert_sizes(sizes: dict[str, int]) -> dict[str, int]:
-    """Sizes of the expert grid: expert_dp = dp x cp / ep (ep divides dp x cp)."""
+    """Sizes of the expert grid: expert_dp = tp x cp x dp / (etp x ep) (parallel_state.py
+    initialize_model_parallel: world // (expert_tp * ep * pp))."""
+    etp = expert_tp(sizes)
     return {
-        "etp": sizes["tp"],
+        "etp": etp,
         "ep": sizes["ep"],
-        "edp": sizes["dp"] * sizes["cp"] // sizes["ep"],
+        "edp": sizes["tp"] * sizes["cp"] * sizes["dp"] // (etp * sizes["ep"]),
         "pp": sizes["pp"],
     }

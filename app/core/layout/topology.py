@@ -62,7 +62,8 @@ class Coord:
 @dataclass(frozen=True)
 class Layout:
     """Where every global rank sits. Frozen; all derived tables are computed once, lazily.
-    world = tp x cp x pp x dp; ep folds over dp x cp as Megatron's expert grid (mesh.py)."""
+    world = tp x cp x pp x dp; the expert grid etp x ep x edp folds over tp x cp x dp as
+    Megatron's (mesh.py); etp None is tp (Megatron's default)."""
 
     dp: int
     tp: int
@@ -71,26 +72,37 @@ class Layout:
     gpus_per_node: int = 8
     cp: int = 1
     ep: int = 1
+    etp: int | None = None
 
     def __post_init__(self) -> None:
         for axis in (*AXES, "cp", "ep"):
             if getattr(self, axis) < 1:
                 raise ValueError(f"{axis} must be >= 1, got {getattr(self, axis)}")
+        if self.etp is not None and self.etp < 1:
+            raise ValueError(f"etp must be >= 1, got {self.etp}")
         if self.gpus_per_node < 1:
             raise ValueError(f"gpus_per_node must be >= 1, got {self.gpus_per_node}")
         if not mesh.valid_axes(tuple(self.order)):
             raise ValueError(f"order {self.order} must be a permutation of {AXES}")
         problem = mesh.fold_problem(tuple(self.order), self._sizes)
         if problem:
-            raise ValueError(f"ep={self.ep} does not fold over dp x cp ({problem})")
+            raise ValueError(
+                f"ep={self.ep}, etp={self.expert_tp} do not fold over tp x cp x dp ({problem})"
+            )
 
     @property
     def world_size(self) -> int:
         return self.dp * self.tp * self.pp * self.cp
 
     @property
+    def expert_tp(self) -> int:
+        """The expert layers' tensor-parallel size: etp, or tp when not given."""
+        return self.etp or self.tp
+
+    @property
     def _sizes(self) -> dict[str, int]:
-        return {"dp": self.dp, "tp": self.tp, "pp": self.pp, "cp": self.cp, "ep": self.ep}
+        sizes = {"dp": self.dp, "tp": self.tp, "pp": self.pp, "cp": self.cp, "ep": self.ep}
+        return {**sizes, "etp": self.expert_tp}
 
     def size(self, axis: str) -> int:
         return self._radix[axis][1]

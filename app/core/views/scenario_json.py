@@ -20,6 +20,8 @@ def layout_json(layout: Layout) -> dict[str, Any]:
     groups) appear only when > 1, so a 3D scenario's layout reads as it always has."""
     st, world, gpn = layout.strides, layout.world_size, layout.gpus_per_node
     extra = tuple(a for a in EXTRA_AXES if layout.size(a) > 1)
+    if layout.expert_tp != layout.tp:  # MoE parallel folding: the expert-TP groups too
+        extra += ("etp",)
     ranks = [
         {
             "rank": r,
