@@ -9,11 +9,15 @@ import asyncio
 import json
 import sqlite3
 
+import msgspec
 import pytest
+from pydantic import ValidationError
 from support import AUTH, TOKEN, ServerThread, hello, records, run_info
+from test_fast_protocol import BASE, _mutations
 from websockets.asyncio.client import connect
 
-from app.core.inputs.protocol import BATCH_HEADER, MAX_BATCH_RECORDS
+from app.core.inputs import protocol_fast
+from app.core.inputs.protocol import BATCH_HEADER, MAX_BATCH_RECORDS, RecordsFrame, parse_frame
 from app.live.config import LiveConfig
 from app.live.schema import SCHEMA
 from app.main import create_app
@@ -194,3 +198,56 @@ def test_records_in_flight_stay_bounded_while_the_store_is_stalled(tmp_path):
     assert read_while_stalled <= 4  # 32 records in two frames, and one frame past the cap
     assert all(r["type"] == "ack" for r in replies)
     assert _rows(db, "stalled") == [(0, s, 0) for s in range(160)]
+
+
+def _fast_batch(text):
+    try:
+        frame = protocol_fast.parse_ingest_frame(text)
+    except (msgspec.MsgspecError, ValueError, RecursionError):
+        return None
+    return frame.records if isinstance(frame, protocol_fast.RecordsFrame) else None
+
+
+def _oracle_batch(text):
+    try:
+        frame = parse_frame(text)
+    except (ValidationError, ValueError, RecursionError):
+        return None
+    return frame.records if isinstance(frame, RecordsFrame) else None
+
+
+def _batch_mutations():
+    """Each of the single-frame mutations (test_fast_protocol) as the second record of a
+    records frame, and the frame's own: empty, over the cap, not a list, extra keys."""
+    good = BASE
+    for text in _mutations():
+        try:
+            mutated = json.loads(text)["record"]
+        except (ValueError, KeyError, TypeError, RecursionError):
+            continue
+        yield _batch([good, mutated])
+    yield _batch([])
+    yield _batch([good] * (MAX_BATCH_RECORDS + 1))
+    yield _batch([good] * MAX_BATCH_RECORDS)
+    yield json.dumps({"type": "records", "records": good})
+    yield json.dumps({"type": "records", "records": None})
+    yield json.dumps({"type": "records", "records": [good], "extra": 1})
+    yield json.dumps({"type": "records", "record": good})
+    yield json.dumps({"type": "record", "records": [good]})
+
+
+def test_whatever_the_fast_decoder_accepts_in_a_batch_the_protocol_accepts_the_same():
+    fast_only, both = [], 0
+    for text in _batch_mutations():
+        fast, oracle = _fast_batch(text), _oracle_batch(text)
+        if fast is None:
+            continue
+        if oracle is None:
+            fast_only.append(text[:200])
+            continue
+        both += 1
+        assert [protocol_fast.record_json(r) for r in fast] == [
+            r.model_dump_json(exclude_none=True) for r in oracle
+        ]
+    assert fast_only == []
+    assert both > 50
