@@ -1,14 +1,15 @@
-"""Published mixture-of-experts runs against the cost model (issue 27's accuracy rows), apart
-from the board: each row is a measured run on H100 from NVIDIA's Megatron-Bridge performance
-summary (github.com/NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md, DGX-H100
-tables of the 25.09, 25.11 and 26.02 containers), priced as the scenario its columns describe
-with the shipped H100 constants; nothing is fitted to them. Not a test.
+"""The accuracy board's mixture-of-experts rows (issue 27) and where their predicted time goes.
 
-The page's MoE runs force-balance the tokens among experts (routing_imbalance 1) and report
-Tokens / sec / GPU. Its 25.09 H100 rows are FP8 (the parenthesized TFLOP/s is the blockwise
-recipe); 25.11 says FP8-CS, current scaling. A row whose EP spans TP ranks (MoE parallel
-folding: EP x expert-TP over tp x dp) cannot be expressed here, where ep divides dp x cp, and
-is listed as such.
+The rows are the board's own (app/core/fidelity/published_runs.json, the runs whose arch
+names a MoE preset): measured runs on DGX-H100 from NVIDIA's Megatron-Bridge performance
+summary (github.com/NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md, the
+25.09 to 26.06 containers), priced by app/core/fidelity/board.py with the shipped H100
+constants; nothing is fitted to them (fit.fits_on). Qwen3-235B-A22B's rows run TP 2 with
+EP 32 over TP x DP (expert TP 1, MoE parallel folding), expressible since the etp knob.
+
+The second table splits one layer's forward + backward (F + B + W) of each configuration
+into the cost model's terms, so what the model charges can be read beside the gap to the
+measured time. Not a test.
 
     python bench/fidelity_moe.py
 """
@@ -22,58 +23,74 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.core.evaluate import evaluate  # noqa: E402
-from app.core.inputs.scenario import Scenario, ScenarioError  # noqa: E402
-
-SOURCE = "Megatron-Bridge performance-summary-archive.md, DGX-H100"
-FP8_CS = {"fp8": "tensorwise", "fp8_scaling": "current"}
-# (row, published tokens/s/GPU, scenario): GBS / (dp x MBS) micro-batches, Megatron's order.
-ROWS = [
-    ("25.09 DeepSeekV3 (dropless), 1024 GPUs", 1297, dict(
-        model="deepseek-v3", tp=2, pp=8, dp=64, ep=64, virtual_stages=4, microbatches=128,
-        micro_batch_size=1, **FP8_CS)),
-    ("25.09 Qwen3_30B_a3B (tokendrop), 16 GPUs", 10494, dict(
-        model="qwen3-30b-a3b", tp=1, pp=2, dp=8, ep=8, virtual_stages=24, microbatches=32,
-        micro_batch_size=2, **FP8_CS)),
-    ("25.11 Qwen3_30B_a3B (FP8-CS), 16 GPUs", 5275, dict(
-        model="qwen3-30b-a3b", tp=1, pp=2, dp=8, ep=8, virtual_stages=24, microbatches=32,
-        micro_batch_size=2, **FP8_CS)),
-    ("26.02 Qwen3_30B_a3B (FP8), 16 GPUs", 5113, dict(
-        model="qwen3-30b-a3b", tp=1, pp=2, dp=8, ep=8, virtual_stages=12, microbatches=128,
-        micro_batch_size=1, **FP8_CS)),
-    ("25.11 Qwen3_235B_a22B (FP8-CS), 256 GPUs", 1575, dict(
-        model="qwen3-235b-a22b", tp=2, pp=8, dp=16, ep=32, virtual_stages=4, microbatches=128,
-        micro_batch_size=1, **FP8_CS)),
-]  # fmt: skip
-COMMON = dict(order="megatron-5d", hardware="h100-sxm", schedule="interleaved",
-              sequence_parallel=True, zero=1, overlap_grad_reduce=True)  # fmt: skip
+from app.core.cost import comm, compute, durations, fp8, shapes  # noqa: E402
+from app.core.evaluate import prepare  # noqa: E402
+from app.core.fidelity import board  # noqa: E402
+from app.core.fidelity.published_runs import RUNS  # noqa: E402
+from app.core.inputs import specs  # noqa: E402
 
 
-def predicted(q: dict) -> float | str:
-    """Tokens/s/GPU the cost model gives the row's scenario, or why it cannot be priced."""
-    try:
-        s = Scenario(**COMMON, **q)
-        return evaluate(s, lean=True)["tokens_per_s"] / s.world_size
-    except (ScenarioError, ValueError) as exc:
-        return f"not expressible: {str(exc).splitlines()[0][:90]}"
+def rows() -> list[board.Row]:
+    return [board.row(r) for r in RUNS if r.moe]
+
+
+def table(got: list[board.Row]) -> None:
+    print("| id | parallelism | published tok/s/GPU | predicted | step error |")
+    print("|---|---|---|---|---|")
+    for r in got:
+        run = r.run
+        axes = f"tp{run.tp} pp{run.pp} dp{run.dp} ep{run.ep}" + (
+            f" etp{run.etp}" if run.etp else ""
+        )
+        predicted = run.tokens_per_s_per_gpu * r.published_s / r.predicted_s
+        print(f"| {run.id} | {axes} | {run.tokens_per_s_per_gpu:g} | {predicted:.0f} | "
+              f"{r.error:+.1%} |")  # fmt: skip
+    mags = [abs(r.error) for r in got]
+    print(f"\n{len(got)} rows: median |error| {statistics.median(mags):.1%}, max {max(mags):.1%};"
+          f" predicted faster than published: {sum(r.error < 0 for r in got)}")  # fmt: skip
+
+
+def terms(r: board.Row) -> dict[str, float]:
+    """One layer's F + B + W seconds on one rank, by term (durations.layer_cost's parts)."""
+    s = board.scenario_of(r.run)
+    layout, _, cost = prepare(s)
+    m, hw, t = specs.model_of(s), specs.hardware_of(s), cost.training
+    m = shapes.as_held(m, s.tp, t.vocab_multiple, s.ep, s.routing_imbalance)
+    gemm, cast_f, cast_b = fp8.layer_seconds(m, hw, t, s.tp)
+    attn_f, attn_b = compute.attention_seconds(m, hw, t, s.tp)
+    lc = durations.layer_cost(m, hw, t, layout)
+    share = m.moe_layers / m.layers
+    return {
+        "GEMMs (FP8 where it gains)": 3 * gemm,
+        "FP8 casts": cast_f + cast_b,
+        "attention": attn_f + attn_b,
+        "elementwise": 3 * compute.hbm_seconds(compute.elementwise_bytes(m, t, s.tp), hw),
+        "token shuffles": 2 * compute.hbm_seconds(compute.moe_permute_bytes(m, t, s.tp), hw),
+        "EP all-to-all": 2 * comm.moe_a2a_s(m, hw, t, layout) * share,
+        "TP collectives": 2 * lc.tp,
+        "layer F+B+W": lc.f + lc.b + lc.w + 2 * lc.tp,
+    }
+
+
+def breakdown(got: list[board.Row]) -> None:
+    seen: dict[str, board.Row] = {}
+    for r in got:
+        seen.setdefault(str(sorted(r.query.items())), r)
+    picked = list(seen.values())
+    print("\n| term (ms per layer, F+B+W) | " + " | ".join(r.run.id for r in picked) + " |")
+    print("|---|" + "---|" * len(picked))
+    cols = [terms(r) for r in picked]
+    for name in cols[0]:
+        print(f"| {name} | " + " | ".join(f"{c[name] * 1e3:.2f}" for c in cols) + " |")
+    gap = [r.published_s / r.predicted_s for r in picked]
+    print("| measured / predicted step | " + " | ".join(f"{g:.2f}x" for g in gap) + " |")
 
 
 def main() -> None:
-    print(f"source: {SOURCE}\n")
-    print("| run | published tok/s/GPU | predicted | error |")
-    print("|---|---|---|---|")
-    errors = []
-    for name, published, q in ROWS:
-        got = predicted(q)
-        if isinstance(got, str):
-            print(f"| {name} | {published} | {got} | |")
-            continue
-        errors.append(got / published - 1)
-        print(f"| {name} | {published} | {got:.0f} | {errors[-1]:+.1%} |")
-    if errors:
-        abs_err = [abs(e) for e in errors]
-        print(f"\n{len(errors)} rows priced: median |error| {statistics.median(abs_err):.1%}, "
-              f"max {max(abs_err):.1%}")  # fmt: skip
+    got = rows()
+    print("source: NVIDIA Megatron-Bridge performance-summary-archive.md, DGX-H100\n")
+    table(got)
+    breakdown(got)
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ def test_the_kind_key_is_generation_schedule_axes_zero3_and_sp():
                                sequence_parallel=True, schedule="interleaved", virtual_stages=2,
                                microbatches=4))  # fmt: skip
     assert k == kinds.ConfigKind("ampere", "interleaved", True, True, True, True, True)
-    expected = ("generation", "schedule", "tp", "pp", "dp", "zero3", "sp", "fp8", "cp")
+    expected = ("generation", "schedule", "tp", "pp", "dp", "zero3", "sp", "fp8", "cp", "moe")
     assert expected == kinds.FIELDS
     # An FP8 recipe is a kind of its own: its rows never share a band with 16-bit ones.
     fp8 = kinds.kind_of(Scenario(hardware="h100-sxm", dp=8, tp=1, pp=1, fp8="tensorwise"))

@@ -244,7 +244,8 @@ def test_the_board_predicts_fp8_rows_with_their_sources_recipe():
 def test_fp8_rows_are_within_20_percent_and_beat_the_flat_estimate():
     """Measured when the rows came in (issue 27): median 6.2%, max 17.6% (NeMo's GPT-3 5B,
     predicted fast), against 51.6% / 61.1% predicted as 16-bit; a guard, not a fit."""
-    rows = [board.row(r) for r in RUNS if r.precision == "fp8"]
+    # The dense FP8 rows; the mixture-of-experts ones are tests/core/test_fidelity_moe.py's.
+    rows = [board.row(r) for r in RUNS if r.precision == "fp8" and not r.moe]
     rows = [r for r in rows if not r.reason]
     errors = board.summary([r.error for r in rows])
     assert errors["max_abs"] <= 0.20 and errors["median_abs"] <= 0.10

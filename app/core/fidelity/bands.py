@@ -78,8 +78,10 @@ def _order(k: ConfigKind) -> tuple:
 
 
 def nearest(kind: ConfigKind, table: dict[ConfigKind, list[Row]]) -> dict[str, Any] | None:
-    """The validated kind closest to ``kind``: the fewest key fields different, then the most
-    rows, then the most sources; None when no kind is validated."""
+    """The validated kind closest to ``kind``: one of its own population first (a mixture of
+    experts or a dense model: their held-out errors differ by an order, bench/fidelity.py),
+    then the fewest key fields different, the most rows, the most sources; None when no kind
+    is validated."""
     valid = [k for k, rs in table.items() if len(rs) >= MIN_ROWS and k != kind]
     if not valid:
         return None
@@ -87,7 +89,7 @@ def nearest(kind: ConfigKind, table: dict[ConfigKind, list[Row]]) -> dict[str, A
     def rank(k: ConfigKind) -> tuple:
         rs = table[k]
         n_src = len({source_family(r.run) for r in rs})
-        return (len(differences(kind, k)), -len(rs), -n_src, _order(k))
+        return (k.moe != kind.moe, len(differences(kind, k)), -len(rs), -n_src, _order(k))
 
     k = min(valid, key=rank)
     return {"kind": as_json(k), "differs": differences(kind, k), **_stats(table[k])}

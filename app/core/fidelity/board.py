@@ -22,7 +22,7 @@ from app.core.fidelity.published_runs import RUNS, PublishedRun
 from app.core.inputs import specs
 from app.core.inputs.hardware import HARDWARE, HardwareSpec
 from app.core.inputs.scenario import Scenario, ScenarioError
-from app.core.inputs.specs import custom_model
+from app.core.inputs.specs import model_of
 from app.core.schedules import pipeline
 
 # Per source, what it does not restate in the row: (flash attention, overlapped grad sync,
@@ -87,6 +87,8 @@ def left_out(run: PublishedRun) -> str:
 
 def _shape(run: PublishedRun) -> dict[str, Any]:
     a = run.arch
+    if a.preset:  # a mixture of experts: its preset, whose shape run_loader checked
+        return dict(model=a.preset)
     return dict(
         model="custom", layers=a.layers, hidden=a.hidden, heads=a.heads, kv_heads=a.kv_heads,
         ffn_hidden=a.ffn_hidden, vocab=a.vocab, seq_len=a.seq_len, gated_mlp=a.gated_mlp,
@@ -102,8 +104,9 @@ def scenario_of(run: PublishedRun) -> Scenario:
     zero3 = run.zero in SHARDED
     prefetch, per_tensor, fp32 = SHARDED.get(run.zero, (False, False, False))
     return Scenario(
-        dp=run.dp, tp=run.tp, pp=run.pp, cp=run.cp, gpus_per_node=run.gpus_per_node,
-        order="megatron-5d" if run.cp > 1 else "megatron",
+        dp=run.dp, tp=run.tp, pp=run.pp, cp=run.cp, ep=run.ep, etp=run.etp,
+        gpus_per_node=run.gpus_per_node,
+        order="megatron-5d" if run.cp > 1 or run.ep > 1 else "megatron",
         schedule="interleaved" if interleaved else "1f1b",
         virtual_stages=run.vpp if interleaved else 1,
         microbatches=run.global_batch // (run.dp * micro), micro_batch_size=micro,
@@ -131,7 +134,7 @@ def _fp8(run: PublishedRun) -> dict[str, str]:
 
 def published_step_s(run: PublishedRun, s: Scenario, registry: Registry = HARDWARE) -> float:
     """The source's iteration time, or the one its throughput figure implies."""
-    m, hw = custom_model(s), registry[s.hardware]
+    m, hw = model_of(s), registry[s.hardware]
     tokens = run.global_batch * m.seq_len
     if run.iteration_s is not None:
         return run.iteration_s
@@ -221,7 +224,7 @@ def priced(run: PublishedRun, registry: Registry = HARDWARE) -> tuple[Row, Price
     except ScenarioError as exc:
         return Row(run, f"not expressible: {exc}"), None
     hw = registry[s.hardware]
-    model_f = flops.model_flops(custom_model(s), run.global_batch)
+    model_f = flops.model_flops(model_of(s), run.global_batch)
     baseline = model_f / (run.gpus * hw.peak_tflops * 1e12 * BASELINE_MFU)
     published = published_step_s(run, s, registry)
     return Row(run, "", published, pricer.step_s, baseline, s.query(), s.hardware), pricer
@@ -251,5 +254,8 @@ def summary(errors: list[float]) -> dict[str, Any]:
 
 
 def source_family(run: PublishedRun) -> str:
-    """The independent source a row comes from (papers by first author, frameworks by name)."""
-    return run.source.split(" et al.")[0].split(" (")[0].split(" docs")[0].split(" ")[0]
+    """The independent source a row comes from (papers by first author, frameworks by name);
+    a source's mixture-of-experts rows are a family of their own ("NVIDIA MoE"): they enter
+    no fit (fit.fits_on), so they are summed apart from the rows the ceilings were fitted on."""
+    family = run.source.split(" et al.")[0].split(" (")[0].split(" docs")[0].split(" ")[0]
+    return f"{family} MoE" if run.moe else family

@@ -207,11 +207,12 @@ class Fitted:
 
 
 def fits_on(row: Row) -> bool:
-    """Whether a row is one the ceilings are fitted on: 16-bit rows only. FP8 rows are
-    predicted with the ceiling fitted on the other sources' 16-bit rows and enter no fit,
-    so adding them moved no other row's figure (the profiles' constants came from 16-bit
-    rows: hardware.py)."""
-    return row.run.precision != "fp8"
+    """Whether a row is one the ceilings are fitted on: 16-bit dense rows only. FP8 rows and
+    mixture-of-experts rows are predicted with the ceiling fitted on the other sources'
+    16-bit dense rows and enter no fit, so adding them moved no other row's figure (the
+    profiles' constants came from 16-bit dense rows: hardware.py), and a band that counts
+    them counts rows no constant was chosen on."""
+    return row.run.precision != "fp8" and not row.run.moe
 
 
 def fit(
@@ -244,7 +245,8 @@ def fit(
         c, pool = out.held_out[key]
         if not fits_on(rows[i]) and c not in curves[i].points:
             # FP8 picks per GEMM the cheaper of FP8 and 16-bit, a min that can bend the curve
-            # the other way, so convexity bounds nothing there: priced at its ceiling.
+            # the other way, so convexity bounds nothing there: priced at its ceiling (a MoE
+            # row too, which enters no fit either).
             out.price(i, c)
         out.rows[i] = replace(rows[i], held_out_s=out.value(i, c), held_out_ceiling=c,
                               held_out_pool=pool)  # fmt: skip

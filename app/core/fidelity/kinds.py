@@ -1,7 +1,7 @@
 """The kind of a configuration: what a published run's error is taken to say something about.
 
 ``kind_of`` is the one definition, for a scenario and for a published row alike (a row's kind
-is the kind of the scenario it is predicted as, board.scenario_of). Nine fields, each a
+is the kind of the scenario it is predicted as, board.scenario_of). Ten fields, each a
 thing the validation set shows the error moving with, or a thing it never measured:
 
 generation  the GPU generation whose constants the hardware uses (``GENERATIONS``; None: the
@@ -13,6 +13,7 @@ zero3       ZeRO stage 3 / FSDP (parameters sharded and gathered) rather than st
 sp          sequence parallelism on (counted only with tp > 1, where it changes anything)
 fp8         an FP8 recipe on (the linear GEMMs at the FP8 rate, cost/fp8.py)
 cp          context parallelism on (the sequence split over cp ranks, its K/V exchange)
+moe         a mixture of experts (routed experts, their all-to-all and grouped GEMMs)
 
 Sizes (how many GPUs, TP 2 or 8, the model) are not in the key: within a kind the rows span
 them, and the band is their spread.
@@ -26,6 +27,7 @@ from typing import Any
 from app.core.fidelity.board import HARDWARE_ALIASES
 from app.core.inputs.hardware import AMPERE, HARDWARE, HOPPER
 from app.core.inputs.scenario import Scenario
+from app.core.inputs.specs import model_of
 
 # The generations the cost model has constants for, by the constants themselves: a preset
 # added with AMPERE's or HOPPER's efficiency is that generation without another table.
@@ -44,6 +46,7 @@ class ConfigKind:
     sp: bool
     fp8: bool = False
     cp: bool = False
+    moe: bool = False
 
 
 FIELDS = tuple(f.name for f in fields(ConfigKind))
@@ -69,7 +72,17 @@ def kind_of(s: Scenario) -> ConfigKind:
         sp=s.sequence_parallel and s.tp > 1,
         fp8=s.fp8 != "none",
         cp=s.cp > 1,
+        moe=_moe(s),
     )
+
+
+def _moe(s: Scenario) -> bool:
+    """Whether the scenario's model has routed experts (False where the model is unknown:
+    evaluate names that problem itself)."""
+    try:
+        return bool(model_of(s).experts)
+    except ValueError:
+        return False
 
 
 def as_json(kind: ConfigKind) -> dict[str, Any]:

@@ -25,12 +25,13 @@ from app.core.fidelity.run_record import (
     Arch,
     PublishedRun,
 )
+from app.core.inputs.presets import MODELS
 
 DATA = "published_runs.json"
 TOP = ("about", "architectures", "runs")
 WORDS = {"schedule": SCHEDULES, "recompute": RECOMPUTES, "zero": ZEROS, "precision": PRECISIONS}
 FRACTIONS = ("mfu", "hfu")  # stored as fractions of peak: 41% is 0.41
-MAY_BE_EMPTY = ("flop_formula", "caveat", "note")  # "" when the source says nothing
+MAY_BE_EMPTY = ("flop_formula", "caveat", "note", "preset")  # "" when the source says nothing
 # Field types from the records' own annotations, so the records stay the one schema.
 RunsDataError = DataError  # what callers catch
 HINTS = {cls: typing.get_type_hints(cls) for cls in (Arch, PublishedRun)}
@@ -77,8 +78,22 @@ def _archs(obj: Any) -> dict[str, Arch]:
         arch = Arch(**raw)
         if arch.kv_heads is not None and arch.heads % arch.kv_heads:
             raise RunsDataError(where, "kv_heads", f"{arch.kv_heads} does not divide heads")
+        _check_preset(where, arch)
         out[key] = arch
     return out
+
+
+def _check_preset(where: str, arch: Arch) -> None:
+    """A mixture of experts is priced as its preset: the row's shape must be the preset's."""
+    if not arch.preset and not arch.experts:
+        return
+    spec = MODELS.get(arch.preset)
+    if spec is None or not spec.experts:
+        raise RunsDataError(where, "preset", f"{arch.preset!r} is not a mixture-of-experts preset")
+    for name in ("layers", "hidden", "heads", "kv_heads", "vocab", "seq_len", "experts"):
+        if getattr(arch, name) != getattr(spec, name):
+            problem = f"{getattr(arch, name)} is not the preset's {getattr(spec, name)}"
+            raise RunsDataError(where, name, problem)
 
 
 def _where(i: int, raw: Any) -> str:

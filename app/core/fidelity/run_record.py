@@ -20,7 +20,10 @@ PRECISIONS = ("bf16", "fp16", "fp8", "mixed 16-bit (unspecified)", "unknown")
 
 @dataclass(frozen=True)
 class Arch:
-    """A dense decoder-only transformer as the source (or ``arch_source``) describes it."""
+    """A decoder-only transformer as the source (or ``arch_source``) describes it. A mixture
+    of experts names the shipped preset (app/core/inputs/moe_models.py, each citing its
+    config.json) that the board prices: ``preset`` and its ``experts``, the other fields its
+    dense shape, which run_loader checks against the preset."""
 
     name: str
     layers: int
@@ -32,6 +35,8 @@ class Arch:
     seq_len: int
     gated_mlp: bool  # SwiGLU (three h x ffn matrices) rather than a two-matrix GeLU MLP
     arch_source: str  # where these numbers come from
+    preset: str = ""  # a mixture of experts: the model preset it is priced as
+    experts: int | None = None  # routed experts per MoE layer; None: dense
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,6 +58,8 @@ class PublishedRun:
     pp: int
     dp: int
     cp: int = 1
+    ep: int = 1  # expert-parallel size (a mixture of experts; Megatron's folding over tp x cp x dp)
+    etp: int | None = None  # expert tensor-parallel size; None: tp (Megatron's default)
     vpp: int | None = None  # model chunks per pipeline rank (interleaved schedule); None: not
     global_batch: int | None  # sequences per iteration
     micro_batch: int | None
@@ -75,3 +82,8 @@ class PublishedRun:
     verified: bool
     caveat: str = ""
     note: str = ""
+
+    @property
+    def moe(self) -> bool:
+        """A mixture-of-experts run: its own population on the board (fit.fits_on, kinds)."""
+        return bool(self.arch.experts)
