@@ -124,8 +124,7 @@ def fit_events(rec: AnyRecord, cap: int) -> AnyRecord | None:
 
 def _fast_frame(text: str):
     """A record or records frame by the fast decoder (app.core.inputs.protocol_fast), or None:
-    anything it refuses goes to parse_frame, which refuses, names and counts it as it always
-    did."""
+    what it refuses goes to parse_frame, which refuses, names and counts it as ever."""
     try:
         return parse_ingest_frame(text)
     except (msgspec.MsgspecError, ValueError, RecursionError):
