@@ -202,9 +202,9 @@ def moe_etp_s(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> fl
     return 2 * all_gather_s(gathered, place, hw)
 
 
-def moe_a2a_sent_bytes(m: ModelSpec, t: Training, ep: int) -> float:
+def moe_a2a_sent_bytes(m: ModelSpec, t: Training, ep: int, routed_by: int = 1) -> float:
     """What those two all-to-alls move off the rank: the (ep-1)/ep routed to other ranks."""
-    return moe_a2a_buffer_bytes(m, t) * (ep - 1) / ep
+    return moe_a2a_buffer_bytes(m, t, routed_by) * (ep - 1) / ep
 
 
 def moe_a2a_s(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> float:

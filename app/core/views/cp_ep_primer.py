@@ -63,6 +63,7 @@ def ep_json(
     ep = layout.ep
     ranks = layout.group("ep", rank)
     local = m.experts // ep
+    split = comm.moe_source_split(t, layout.tp)
     return {
         "size": ep,
         "ranks": ranks,
@@ -73,8 +74,9 @@ def ep_json(
         "moe_layers": m.moe_layers,
         "experts_per_rank": local,
         "expert_ids": [[i * local, (i + 1) * local - 1] for i in range(ep)],
-        "a2a_buffer_bytes": comm.moe_a2a_buffer_bytes(m, t),
-        "a2a_sent_bytes": comm.moe_a2a_sent_bytes(m, t, ep),
+        # Each TP rank dispatches its own sequence-parallel shard (comm.moe_source_split).
+        "a2a_buffer_bytes": comm.moe_a2a_buffer_bytes(m, t, split),
+        "a2a_sent_bytes": comm.moe_a2a_sent_bytes(m, t, ep, split),
         "a2a_s": comm.moe_a2a_s(m, hw, t, layout),
         "crosses_node": ep > 1 and comm.placement(layout, "ep", hw.domain_size).domains > 1,
     }

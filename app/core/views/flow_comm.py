@@ -51,7 +51,8 @@ def _ring(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout, scale: fl
 def _a2a(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout, scale: float) -> dict:
     """One MoE layer's dispatch and combine in F and B (comm.moe_a2a_s, one at a time)."""
     place = comm.placement(layout, "ep", hw.domain_size)
-    half = comm.moe_a2a_buffer_bytes(m, t) / 2  # dispatch, or combine (token_dispatcher.py)
+    split = comm.moe_source_split(t, layout.tp)  # each TP rank routes its own SP shard
+    half = comm.moe_a2a_buffer_bytes(m, t, split) / 2  # dispatch, or combine (token_dispatcher.py)
     each = comm.all_to_all_s(half, place, hw) * scale
     layer = comm.moe_a2a_s(m, hw, t, layout) * scale
     return {
