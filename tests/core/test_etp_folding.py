@@ -189,3 +189,21 @@ def test_torchtitan_runs_expert_tp_only_at_1_or_tp(etp, ok):
         assert f"expert_tensor_parallel_degree = {etp or 4}" in e.text
     else:
         assert e.code == "torchtitan_etp" and "ETP" not in e.reason and "etp" in e.reason
+
+
+@pytest.mark.parametrize(
+    ("model", "sp", "per_pass"),
+    [("qwen3-30b-a3b", True, 1.0), ("mixtral-8x7b", True, 1.0), ("deepseek-v3", True, 2.0),
+     ("llama3-8b", True, 2.0), ("qwen3-30b-a3b", False, 2.0)],
+)  # fmt: skip
+def test_a_moe_layer_keeps_only_attentions_tp_collective_unless_it_has_shared_experts(
+    model, sp, per_pass
+):
+    """Megatron's MoE layer takes and gives back sequence-parallel shards: its experts gather
+    over expert TP (moe_etp_s), only shared experts gather over TP; Qwen3 and Mixtral have
+    MoE in every layer, DeepSeek-V3 a shared expert."""
+    from app.core.cost import durations
+
+    s = Scenario(model=model, tp=2, pp=1, dp=4, sequence_parallel=sp)
+    m, t = specs.model_of(s), specs.training_of(s)
+    assert durations.tp_collectives(m, t) == per_pass

@@ -44,7 +44,7 @@ def test_the_same_configuration_published_twice_is_predicted_once():
 
 def test_the_moe_rows_are_shown_with_their_errors_all_predicted_fast():
     """Measured when the rows came in: every MoE row is predicted faster than published,
-    median 34.9%, max 61.3% (bench/fidelity.py); what is missing is named on /fidelity
+    median 35.8%, max 61.3% (bench/fidelity_moe.py); what is missing is named on /fidelity
     (fid.moe.note). A guard that the rows stay priced, not a target."""
     errors = [r.error for r in ROWS]
     assert all(-0.75 < e < 0 for e in errors)

@@ -40,7 +40,7 @@ def layer_cost(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> L
     tp_s = 0.0
     if tp > 1:  # Shoeybi et al. 2019 §3: two all-reduces (or AG + RS) per layer and pass
         place = comm.placement(layout, "tp", hw.domain_size)
-        tp_s = 2 * comm.all_reduce_s(comm.tp_message_bytes(m, t), place, hw)
+        tp_s = tp_collectives(m, t) * comm.all_reduce_s(comm.tp_message_bytes(m, t), place, hw)
         if t.tp_comm_overlap:
             tp_s = exposed_tp_s(tp_s, gemm, tp)
     ring_f, ring_b = cp_ring_s(m, hw, t, layout, attn_f, attn_b)
@@ -65,6 +65,18 @@ def layer_cost(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> L
     # pass (W), each one GEMM per forward GEMM; elementwise backward reads and writes twice.
     b = gemm + attn_b + 2 * ew + shuffle + a2a + cast_b
     return LayerCost(f=f, b=b, w=gemm, tp=tp_s, recompute=extra, a2a=a2a)
+
+
+def tp_collectives(m: ModelSpec, t: Training) -> float:
+    """Dense-TP collectives per layer and pass, the mean layer's: attention's, and the MLP's
+    on dense layers. A MoE layer's tokens enter and leave the all-to-all dispatcher in their
+    sequence-parallel shards (Megatron-LM moe_layer.py, token_dispatcher.py: the expert side
+    gathers over expert TP, comm.moe_etp_s), so only its shared experts gather and
+    reduce-scatter over TP (shared_experts.py SharedExpertMLP). Without SP every TP rank
+    holds all tokens and the MLP's all-reduce is kept (Megatron refuses that in training)."""
+    if not m.experts or m.shared_experts or not t.sequence_parallel:
+        return 2.0
+    return 2.0 - m.moe_layers / m.layers
 
 
 def cp_ring_s(
