@@ -212,7 +212,7 @@ def plan(
     misfits = sorted((x for x in peaks if x[0] > capacity), key=lambda x: x[0])
     shortlist = [c for _, _, c in fitting[:SHORTLIST]]
     # With FP8 searched, the fastest bf16 candidates too: the answer says what bf16 takes.
-    shortlist += fp8s.bf16_extra(fitting, shortlist) if tried else []
+    shortlist += fp8s.bf16_extra(fitting, shortlist, SHORTLIST) if tried else []
     extra = [s for c in shortlist for s in _siblings(c, global_batch)]
     shortlist += extra
     args = (model, hardware, global_batch, registry, cache, shape)

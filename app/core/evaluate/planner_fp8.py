@@ -26,13 +26,8 @@ from app.core.evaluate.planner_search import Candidate
 from app.core.inputs.presets import HardwareSpec
 
 SEARCH = "search"
-# bf16 candidates whose FP8 variants are priced (ten times the planner's shortlist).
-FP8_TRIED = 240
-# bf16 candidates simulated beside the shortlist (with their siblings), so the answer can say
-# what bf16 would take: half the shortlist fp8=none simulates, for the time budget. In the
-# cases tested (tests/core/test_planner_fp8.py; DeepSeek-V3 on 2,048 H100s, whose bf16 answer
-# is the sibling of the 7th) the fastest of them is fp8=none's first row.
-BF16_SIMULATED = 12
+# bf16 candidates whose FP8 variants are priced (four times the planner's shortlist).
+FP8_TRIED = 96
 
 Ranked = list[tuple[float, float, Candidate]]  # (closed-form tokens/s, peak bytes, candidate)
 
@@ -56,9 +51,12 @@ def variants(closed: Pass, fitting: Ranked, tried: tuple[str, ...]) -> Ranked:
     ]  # fmt: skip
 
 
-def bf16_extra(fitting: Ranked, shortlist: list[Candidate]) -> list[Candidate]:
-    """The first BF16_SIMULATED bf16 candidates of ``fitting`` the shortlist lacks."""
-    bf16 = [c for _, _, c in fitting if c.fp8 == "none"][:BF16_SIMULATED]
+def bf16_extra(fitting: Ranked, shortlist: list[Candidate], count: int) -> list[Candidate]:
+    """The first ``count`` bf16 candidates of ``fitting`` the shortlist lacks. With count =
+    the planner's shortlist, the bf16 candidates simulated (with their siblings) are those
+    fp8=none simulates (the bf16 ranking is the same), so what the answer says bf16 takes is
+    fp8=none's first row exactly (tests/core/test_planner_fp8.py)."""
+    bf16 = [c for _, _, c in fitting if c.fp8 == "none"][:count]
     return [c for c in bf16 if c not in shortlist]
 
 

@@ -34,9 +34,9 @@ from app.core.evaluate.planner_search import Candidate, _divisors, knobs
 Mesh = tuple[int, int, int, int, int]  # dp, tp, pp, cp, ep
 Ranked = list[tuple[float, float, Candidate]]  # (closed-form tokens/s, peak bytes, candidate)
 # Of the ZeRO-3 candidates, those whose estimate (their tokens/s times their mesh's probe
-# gain) reaches the speed of this many-th fitting candidate are priced with HSDP (ten times
-# the planner's shortlist, as planner_fp8.FP8_TRIED).
-HSDP_TRIED = 240
+# gain) reaches the speed of this many-th fitting candidate are priced with HSDP: four times
+# the planner's shortlist (as planner_fp8.FP8_TRIED), which is drawn from the first 24.
+HSDP_TRIED = 96
 
 
 def _probe(closed: Pass, mesh: Mesh, dp_shard: int | None) -> Candidate:
