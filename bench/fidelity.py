@@ -201,7 +201,7 @@ def check_brute(f: core_fit.Fitted) -> None:
         return {c: [(table[j][c] - f.rows[j].published_s) / f.rows[j].published_s for j in on]
                 for c in grid}  # fmt: skip
 
-    family = {i: fidelity.source_family(f.rows[i].run) for i in idx}
+    family = {i: fidelity.origin(f.rows[i].run) for i in idx}
     for (gen, src), (c, pool) in f.held_out.items():
         on = [i for i in idx if family[i] != src and core_fit.fits_on(f.rows[i])
               and (pool == "all" or f.group(i) == gen)]  # fmt: skip

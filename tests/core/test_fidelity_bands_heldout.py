@@ -139,7 +139,7 @@ def test_each_held_out_ceiling_is_the_fit_without_the_rows_source(fitted):
     idx = sorted(fitted.curves)
     # Every row at every ceiling (row by row: the fit keeps one row's pricer at a time).
     table = {j: {c: fitted.value(j, c) for c in GRID} for j in idx}
-    family = {i: fidelity.source_family(fitted.rows[i].run) for i in idx}
+    family = {i: fidelity.origin(fitted.rows[i].run) for i in idx}  # what a hold-out leaves out
     for i in idx:
         r = fitted.rows[i]
         gen = fitted.group(i)

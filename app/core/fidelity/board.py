@@ -253,9 +253,14 @@ def summary(errors: list[float]) -> dict[str, Any]:
     }
 
 
+def origin(run: PublishedRun) -> str:
+    """The independent source a row comes from (papers by first author, frameworks by name):
+    what a held-out fit leaves out with the row (fit.py)."""
+    return run.source.split(" et al.")[0].split(" (")[0].split(" docs")[0].split(" ")[0]
+
+
 def source_family(run: PublishedRun) -> str:
-    """The independent source a row comes from (papers by first author, frameworks by name);
-    a source's mixture-of-experts rows are a family of their own ("NVIDIA MoE"): they enter
-    no fit (fit.fits_on), so they are summed apart from the rows the ceilings were fitted on."""
-    family = run.source.split(" et al.")[0].split(" (")[0].split(" docs")[0].split(" ")[0]
-    return f"{family} MoE" if run.moe else family
+    """The family a row is summed in on the board: its origin, a source's mixture-of-experts
+    rows apart ("NVIDIA MoE"), as they enter no fit (fit.fits_on); held out, they still leave
+    their whole origin out (origin)."""
+    return f"{origin(run)} MoE" if run.moe else origin(run)

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from app.core.evaluate import Registry
-from app.core.fidelity.board import Pricer, Row, priced, source_family
+from app.core.fidelity.board import Pricer, Row, origin, priced
 from app.core.fidelity.kinds import generation
 from app.core.fidelity.published_runs import RUNS, PublishedRun
 from app.core.inputs.hardware import HARDWARE
@@ -159,6 +159,8 @@ def seeded(row: Row, pricer: Pricer, grid: Sequence[float] = GRID) -> Curve:
     curve = Curve(row.published_s)
     if pricer.ceiling in grid:
         curve.add(pricer.ceiling, pricer.step_s)
+    if not fits_on(row):  # it enters no fit: only its held-out ceiling is priced (fit)
+        return curve
     for c in (grid[0], grid[-1], grid[len(grid) // 2]):
         if len(curve.points) < 3 and c not in curve.points:
             curve.add(c, pricer.at(c))
@@ -179,13 +181,14 @@ class Fitted:
     in_sample: dict[str, float] = field(default_factory=dict)
     _pricer: tuple[int, Pricer] | None = None
 
-    def price(self, i: int, c: float) -> None:
-        """Row i priced at ceiling c (prepared again: one row's actions held at a time)."""
+    def price(self, i: int, c: float, exact: bool = False) -> None:
+        """Row i priced at ceiling c (prepared again: one row's actions held at a time).
+        ``exact``: c alone, for a row that enters no fit and needs no other ceiling."""
         if self._pricer is None or self._pricer[0] != i:
             self._pricer = (i, priced(self.rows[i].run, self.registry)[1])
         at, curve = self._pricer[1].at, self.curves[i]
         curve.add(c, at(c))
-        if not curve.convex():  # outside the argument: price every ceiling
+        if not exact and not curve.convex():  # outside the argument: price every ceiling
             for g in self.grid:
                 if g not in curve.points:
                     curve.add(g, at(g))
@@ -228,9 +231,9 @@ def fit(
     out = Fitted(list(rows), curves, registry, grid)
     idx = sorted(curves)
     for i in idx:
-        if not curves[i].convex():
+        if fits_on(rows[i]) and not curves[i].convex():
             out.price(i, grid[0])
-    family = {i: source_family(rows[i].run) for i in idx}
+    family = {i: origin(rows[i].run) for i in idx}
     fitted_on = [i for i in idx if fits_on(rows[i])]
     for i in idx:
         key = (out.group(i), family[i])
@@ -245,9 +248,9 @@ def fit(
         c, pool = out.held_out[key]
         if not fits_on(rows[i]) and c not in curves[i].points:
             # FP8 picks per GEMM the cheaper of FP8 and 16-bit, a min that can bend the curve
-            # the other way, so convexity bounds nothing there: priced at its ceiling (a MoE
-            # row too, which enters no fit either).
-            out.price(i, c)
+            # the other way, so convexity bounds nothing there: priced at its ceiling alone (a
+            # MoE row too), as a row that enters no fit needs no other.
+            out.price(i, c, exact=True)
         out.rows[i] = replace(rows[i], held_out_s=out.value(i, c), held_out_ceiling=c,
                               held_out_pool=pool)  # fmt: skip
     for g in sorted({out.group(i) for i in fitted_on}) if in_sample else ():
