@@ -27,6 +27,11 @@ STEPS_PAGE_EVENTS = 4 * MAX_STEP_EVENTS
 EVENTS_UNIT = STEPS_PAGE_EVENTS + MAX_STEP_EVENTS
 
 
+# A plan: at most ``plan_max_candidates`` (4,096) candidates at ~0.8 ms each, about one
+# biggest scenario's CPU (app/api/plan.py), so one slot whatever its query.
+PLAN = 1.0
+
+
 def scenario(s: Scenario) -> float:
     """One evaluate: its simulated chunk-microbatches over the biggest allowed."""
     return s.pp * s.microbatches * s.chunks / SCENARIO_UNIT
@@ -59,3 +64,12 @@ def steps(info: RunInfo, limit: int) -> float:
     """Records a /steps page can return (its limit and one whole step past it), each at the
     run's event cap: what is stored is not known before it is read."""
     return (limit + info.world_size) * info.events_cap() / EVENTS_UNIT
+
+
+def analysis(info: RunInfo, window: int) -> float:
+    """An analysis parses its window of the run's records (each at the run's event cap) and
+    replays one step of its schedule. At most one slot, as before: runs.analysis_key bounds
+    the window to MAX_WINDOW_EVENTS whatever the run, and the cap is an upper bound far above
+    what most records hold, so more would make every small run's analysis take every slot."""
+    parsed = window * info.world_size * info.events_cap() / EVENTS_UNIT
+    return min(1.0, parsed + info.pp * info.microbatches * info.chunks / SCENARIO_UNIT)

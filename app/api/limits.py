@@ -7,11 +7,15 @@ and for at most ``wait_s``. Past either bound it is refused (429) instead of pil
 memory: four 190 MB traces at once were 3.2 GB and a 9.5 s stall of /healthz (issue 13).
 Slots are weighted by the request's cost estimate and shared fairly between client addresses
 (app/api/admission.py); a request whose estimate is under ``light`` needs none.
-The work itself runs on the thread pool, so the event loop keeps answering while it runs,
-with the cyclic collector paused while any slot is held (``GCPause``): the work builds
-millions of acyclic dicts, and each full collection of that heap held the GIL, so every other
-request, ~300 ms. A per-call pause (app/core/support/gc_pause.py) is not enough with several
-at once: the first to finish turned the collector back on under the others' heaps.
+Past the light bound the work runs in one of the app's worker processes (app/api/pool.py,
+``Admission.pool_for``), a thread only waiting on the pipe: on the server's threads it held
+the GIL in turns with the event loop, four at once taking /healthz p99 to 80-170 ms (issue
+26 item 2). A slot is held until its worker is done, so slots bound busy workers too. Other
+work runs on the thread pool, the cyclic collector paused while any slot is held
+(``GCPause``): the work builds millions of acyclic dicts, and each full collection of that
+heap held the GIL, so every other request, ~300 ms. A per-call pause
+(app/core/support/gc_pause.py) is not enough with several at once: the first to finish
+turned the collector back on under the others' heaps.
 
 A streamed answer holds its slot while it is sent, so it must not wait on a client that
 stopped reading (issue 26: two sockets that never read held both slots): a send that makes no
@@ -30,7 +34,7 @@ import json
 import logging
 import math
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
@@ -42,6 +46,7 @@ from starlette.responses import StreamingResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from app.api.admission import Refused, Slots, Ticket, weight
+from app.api.pool import JobTimeout, WorkerPool
 from app.core.support.gc_pause import gc_paused
 from app.errors import responses
 
@@ -135,18 +140,26 @@ class HeavyLimiter:
         self._slots.release(ticket)
         self.gc.leave()
 
-    def for_client(self, client: str | None) -> Admission:
-        return Admission(self, client)
+    def for_client(self, client: str | None, pool: WorkerPool | None = None) -> Admission:
+        return Admission(self, client, pool)
 
 
 class Admission:
-    """One request's way in: the limiter, with the request's client address and cost."""
+    """One request's way in: the limiter, with the request's client address and cost, and
+    the app's worker pool (None: every job on the thread pool)."""
 
-    def __init__(self, limiter: HeavyLimiter, client: str | None) -> None:
-        self.limiter, self.client = limiter, client
+    def __init__(
+        self, limiter: HeavyLimiter, client: str | None, pool: WorkerPool | None = None
+    ) -> None:
+        self.limiter, self.client, self.pool = limiter, client, pool
 
     def light(self, cost: float | None) -> bool:
         return cost is not None and cost < self.limiter.bounds.light
+
+    def pool_for(self, cost: float | None) -> WorkerPool | None:
+        """The worker pool for work of this estimate: None for light work (a hop to a worker
+        and back costs more than it saves) or in an app without one."""
+        return None if self.light(cost) else self.pool
 
     @asynccontextmanager
     async def slot(self, cost: float = 1.0) -> AsyncIterator[None]:
@@ -160,7 +173,8 @@ class Admission:
         """``fn(*args)`` on the thread pool, once a slot is ours (the estimate says how many
         slots)."""
         async with self.slot(cost):
-            return await run_in_threadpool(gc_paused(fn), *args)
+            with _timeout_busy(self.limiter):
+                return await run_in_threadpool(gc_paused(fn), *args)
 
     async def run_estimated(self, fn: Callable[..., T], *args: Any, cost: float) -> T:
         """``run``, except that a request estimated under the light bound takes no slot: it
@@ -180,12 +194,32 @@ class Admission:
         limiter = self.limiter
         ticket = await limiter.acquire(self.client, cost)
         try:
-            chunks = await run_in_threadpool(gc_paused(prepare))
+            with _timeout_busy(limiter):
+                chunks = await run_in_threadpool(gc_paused(prepare))
         except BaseException:
             limiter.release(ticket)
             raise
         pieces = iterate_in_threadpool(_paused(chunks))
-        return _HeldStream(limiter, partial(limiter.release, ticket), pieces, **response)
+        # A worker's job (app/api/pool.py) ends with the response, however it ends: a client
+        # that went or stopped reading leaves no child making the rest.
+        done = partial(_end, getattr(chunks, "abort", None), limiter, ticket)
+        return _HeldStream(limiter, done, pieces, **response)
+
+
+def _end(abort: Callable[[], None] | None, limiter: HeavyLimiter, ticket: Ticket) -> None:
+    if abort is not None:
+        abort()
+    limiter.release(ticket)
+
+
+@contextmanager
+def _timeout_busy(limiter: HeavyLimiter) -> Iterator[None]:
+    """A worker's job past the pool's bound (its worker killed) answers as a full server."""
+    try:
+        yield
+    except JobTimeout:
+        limiter.refused += 1
+        raise Busy(limiter.retry_after_s) from None
 
 
 def _paused(chunks: Iterator[bytes]) -> Iterator[bytes]:
@@ -196,9 +230,10 @@ def _paused(chunks: Iterator[bytes]) -> Iterator[bytes]:
 
 
 def heavy(request: Request) -> Admission:
-    """The app's limiter (made in create_app from settings), for this request's address."""
+    """The app's limiter and worker pool (made in create_app from settings), for this
+    request's address."""
     client = request.client.host if request.client else None
-    return request.app.state.heavy.for_client(client)
+    return request.app.state.heavy.for_client(client, getattr(request.app.state, "pool", None))
 
 
 class _HeldStream(StreamingResponse):
