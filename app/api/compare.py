@@ -10,21 +10,23 @@ with the reasons listed and the preset buttons to start over.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
 from app import errors, i18n
-from app.api import compare_stream, controls, costs
+from app.api import compare_stream, controls, costs, pool_jobs
 from app.api.fidelity import with_compare_bands
 from app.api.hardware import Registry, RegistryDep
 from app.api.limits import BUSY, heavy
 from app.api.page_data import respond
+from app.api.pool import WorkerPool
 from app.core.evaluate import compare
 from app.core.inputs.presets import MODELS
 from app.core.inputs.scenario import Scenario
@@ -74,15 +76,37 @@ def _page_errors(
 
 
 async def _admitted(
-    request: Request, pairs: list[tuple[str, str]], view_keys: frozenset[str], registry: Registry
-) -> dict[str, Any]:
+    request: Request,
+    pairs: list[tuple[str, str]],
+    view_keys: frozenset[str],
+    registry: Registry,
+    encoded: bool = False,
+) -> dict[str, Any] | bytes:
     """The comparison, parsed first (a 422 needs no slot), then evaluated under admission by
-    its members' cost: four big scenarios were 13.6 s and 470 MB unadmitted (issue 26)."""
+    its members' cost: four big scenarios were 13.6 s and 470 MB unadmitted (issue 26). A
+    heavy one is made in a worker process (app/api/pool.py): as the JSON the API answers
+    when ``encoded``, else as the page's dict."""
     req = compare.parse(pairs, view_keys)
     board = request.app.state.fidelity
-    return await heavy(request).run_estimated(
-        _banded, req, registry, board, cost=costs.scenarios(req.members)
-    )
+    admit, cost = heavy(request), costs.scenarios(req.members)
+    pool = admit.pool_for(cost)
+    if pool is None:
+        return await admit.run_estimated(_banded, req, registry, board, cost=cost)
+    job = pool_jobs.compare_json if encoded else pool_jobs.compare_model
+    return await admit.run(_remote, pool, job, req, registry, board, cost=cost)
+
+
+def _remote(
+    pool: WorkerPool, job: Any, req: compare.Request, registry: Registry, board: Any
+) -> Any:
+    return pool.call(job, req, dict(registry), board.rows())
+
+
+def _remote_lines(
+    pool: WorkerPool, req: compare.Request, registry: Registry, board: Any, gzipped: bool
+) -> Iterator[bytes]:
+    job = pool.submit(pool_jobs.compare_lines, req, dict(registry), board.rows(), gzipped)
+    return job.first()
 
 
 async def _streamed(
@@ -93,9 +117,16 @@ async def _streamed(
     board = request.app.state.fidelity
     headers = compare_stream.headers(request)
     gzipped = headers["Content-Encoding"] == "gzip"
-    return await heavy(request).stream(
-        partial(compare_stream.lines, req, registry, board, gzipped),
-        cost=costs.scenarios(req.members),
+    admit, cost = heavy(request), costs.scenarios(req.members)
+    pool = admit.pool_for(cost)
+    lines = (
+        partial(compare_stream.lines, req, registry, board, gzipped)
+        if pool is None
+        else partial(_remote_lines, pool, req, registry, board, gzipped)
+    )
+    return await admit.stream(
+        lines,
+        cost=cost,
         media_type=compare_stream.NDJSON,
         headers=headers,
     )
@@ -134,9 +165,12 @@ def make_router() -> APIRouter:
         try:
             if compare_stream.wanted(request):
                 return await _streamed(request, pairs, registry)
-            return await _admitted(request, pairs, frozenset(), registry)
+            result = await _admitted(request, pairs, frozenset(), registry, encoded=True)
         except compare.CompareError as exc:
             return _unprocessable(exc)
+        if isinstance(result, bytes):
+            return Response(result, media_type="application/json")
+        return result
 
     @router.get("/compare", response_class=HTMLResponse, include_in_schema=False)
     async def compare_page(request: Request, registry: RegistryDep) -> HTMLResponse:

@@ -17,11 +17,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal, Protocol
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.api import costs
 from app.api.hardware import Registry, RegistryDep
 from app.api.limits import Admission, heavy
+from app.api.pool_jobs import remote_plan
 from app.core.cost import flops
 from app.core.evaluate import planner_fp8
 from app.core.evaluate.planner import plan, searched
@@ -175,7 +177,12 @@ async def get_plan(
     limiter: Annotated[Admission, Depends(heavy)],
 ) -> dict[str, Any]:
     bound = request.app.state.settings.plan_max_candidates
-    return await limiter.run(run_plan, q, registry, bound, request.app.state.fidelity)
+    board, pool = request.app.state.fidelity, limiter.pool_for(costs.PLAN)
+    if pool is None:
+        return await limiter.run(run_plan, q, registry, bound, board, cost=costs.PLAN)
+    # In a worker process (app/api/pool.py): the search held the server's GIL (issue 26).
+    body = await limiter.run(remote_plan, pool, q, registry, bound, board, cost=costs.PLAN)
+    return Response(body, media_type="application/json")
 
 
 def run_plan(

@@ -20,9 +20,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from app.api import costs
+from app.api import costs, pool_jobs
 from app.api.json_chunks import json_pieces
 from app.api.limits import BUSY, Admission, heavy
+from app.api.pool import WorkerPool
 from app.api.read_access import UNAUTHORIZED, require_read
 from app.core.inputs.protocol import (
     MAX_STEP,
@@ -221,8 +222,12 @@ async def get_analysis(
     if body is None:
         # A miss simulates the run's schedule: a heavy request (app/api/limits.py), so a few
         # at a time off the event loop; the slot's holder looks in the cache again first.
-        hardware = request.app.state.hardware
-        body = await limiter.run(live.cached, key, partial(_analyse, live, info, key, hardware))
+        # Its parse, replay and JSON in a worker process (app/api/pool.py) when the app has
+        # one: on the server's threads they held the GIL in turns with /healthz (issue 26).
+        hardware, cost = request.app.state.hardware, costs.analysis(info, key[2])
+        pool = limiter.pool_for(cost)
+        analyse = partial(_analyse, live, info, key, hardware, pool)
+        body = await limiter.run(live.cached, key, analyse, cost=cost)
     return Response(body, media_type="application/json")
 
 
@@ -247,9 +252,12 @@ def analysis_key(live: Live, run: str, step: int | None, window: int) -> tuple[R
     return info, key
 
 
-def _analyse(live: Live, info: RunInfo, key: tuple, hardware) -> bytes:
+def _analyse(live: Live, info: RunInfo, key: tuple, hardware, pool: WorkerPool | None) -> bytes:
     run, step, window, _ = key
     texts = live.reader.window(run, max(step - window + 1, 0), step)
+    if pool is not None:  # each record its own blob: no one pickle of the window's ~60 MB
+        blobs = [text.encode() for text in texts]
+        return pool.call(pool_jobs.analysis_json, info, step, dict(hardware), blobs=blobs)
     # msgspec, and the view in pieces: pydantic's parse of one 7,200-event record and one
     # json.dumps of the whole view each held the GIL, and so the event loop (issue 26 item 2).
     records = [parse_stored_record(t) for t in texts]

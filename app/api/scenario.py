@@ -61,7 +61,10 @@ async def get_scenario(scenario: ScenarioQuery, request: Request) -> Response:
     # was most of a hot link's latency under 50 clients. A miss computes (CPU-bound) or waits
     # on another request's computation, so it runs on the compute threads, as sync routes do,
     # under admission when its estimate is not light (issue 26: misses ran unadmitted).
-    entry = cache.kept(scenario) or await heavy(request).run_estimated(
-        cache.entry, scenario, cost=costs.scenario(scenario)
+    # A heavy miss is computed in a worker process (app/api/pool.py): evaluate and its JSON
+    # held the GIL, and so the event loop, in turns with /healthz.
+    admit, cost = heavy(request), costs.scenario(scenario)
+    entry = cache.kept(scenario) or await admit.run_estimated(
+        cache.entry, scenario, admit.pool_for(cost) is not None, cost=cost
     )
     return respond(request, entry)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Generic, TypeVar
 
+from app.api import pool_jobs
 from app.api.compression import DYNAMIC_LEVEL, MIN_BYTES
 from app.api.json_chunks import json_pieces, loads_in_parts
 from app.core.evaluate import Registry, evaluate
@@ -136,7 +137,12 @@ def render(model: dict[str, Any]) -> bytes:
 
 
 def make_entry(model: dict[str, Any], version: str) -> Entry:
-    body = render(model)
+    return entry_of(render(model), version)
+
+
+def entry_of(body: bytes, version: str) -> Entry:
+    # zlib and blake2b let go of the GIL while they work, so this is light on the event loop
+    # even for a body a worker process made (``ScenarioCache.entry``'s ``remote``).
     # Compressed once here, not per response by the gzip middleware: 6 ms a hit otherwise.
     packed = gzip.compress(body, compresslevel=DYNAMIC_LEVEL, mtime=0)
     gzipped = packed if len(body) >= MIN_BYTES and len(packed) < len(body) else None
@@ -156,25 +162,50 @@ class ScenarioCache:
         version: str,
         run: Evaluator | None = None,
         hardware: Registry = HARDWARE,
+        remote: Callable[[Scenario], bytes] | None = None,
     ) -> None:
         self.lru: ByteLRU[Entry] = ByteLRU(max_bytes, Entry.size)
         self._version = version
         self._run = run or partial(evaluate, hardware=hardware)
+        # ``run``'s answer as render's bytes, made in a worker process (app/api/pool.py):
+        # the app's own cache has one; a test's evaluator (counting calls) has none.
+        self._remote = remote
 
     def kept(self, scenario: Scenario) -> Entry | None:
         """The scenario's answer if it is kept, else None; never computes nor waits."""
         return self.lru.peek(canonical(scenario))
 
-    def entry(self, scenario: Scenario) -> Entry:
-        """The scenario's answer; raises ScenarioError as evaluate does."""
-        return self.lru.get_or_compute(canonical(scenario), partial(self._build, scenario))
+    def entry(self, scenario: Scenario, offload: bool = False) -> Entry:
+        """The scenario's answer; raises ScenarioError as evaluate does. ``offload``: a miss
+        is computed by ``remote`` when the cache has one (a heavy request's, limits.py)."""
+        build = self._offloaded if offload and self._remote else self._build
+        return self.lru.get_or_compute(canonical(scenario), partial(build, scenario))
 
     def _build(self, scenario: Scenario) -> Entry:
         return make_entry(self._run(scenario), self._version)
 
-    def model(self, scenario: Scenario) -> dict[str, Any]:
+    def _offloaded(self, scenario: Scenario) -> Entry:
+        assert self._remote is not None
+        return entry_of(self._remote(scenario), self._version)
+
+    def model(self, scenario: Scenario, offload: bool = False) -> dict[str, Any]:
         """The view model for a page: a fresh dict parsed from the cached bytes (about half
         of evaluate's time), so the page embeds exactly the numbers the API returns. A big
         one is parsed in parts, so the parse does not hold the event loop (bench_heavy)."""
-        body = self.entry(scenario).body
+        body = self.entry(scenario, offload).body
         return json.loads(body) if len(body) < PARSE_WHOLE_BYTES else loads_in_parts(body)
+
+
+def remote_body(state: Any) -> Callable[[Scenario], bytes] | None:
+    """The app's cache's ``remote``: its evaluator's answer (evaluate against the app's
+    registry, with the board's error band: fidelity.banded) made in the app's worker pool;
+    None for an app without one. The board is looked up per call, as banded does."""
+    if state.pool is None:
+        return None
+
+    def body(scenario: Scenario) -> bytes:
+        rows = state.fidelity.rows()
+        registry = dict(state.hardware)  # a mappingproxy does not pickle
+        return state.pool.call(pool_jobs.scenario_json, scenario, registry, rows)
+
+    return body

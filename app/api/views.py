@@ -9,14 +9,17 @@ The flow data (38 MB for 393k actions) are made on the thread pool under a heavy
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import StreamingResponse
 
-from app.api import costs
+from app.api import costs, pool_jobs
 from app.api.json_chunks import json_pieces
 from app.api.limits import BUSY, Admission, heavy
+from app.api.pool import WorkerPool
 from app.core.inputs.scenario import Scenario
 from app.core.layout import orders
 from app.core.views import flow
@@ -42,10 +45,25 @@ async def get_flow(
     scenario: ScenarioQuery, request: Request, limiter: Limiter
 ) -> StreamingResponse:
     cache = request.app.state.scenario_cache
-    # The flow data are made (and a ScenarioError raised) before the first byte is sent.
-    return await limiter.stream(
-        lambda: json_pieces(flow.flow_view(cache.model(scenario))), media_type="application/json"
+    cost = costs.scenario(scenario)  # kept or not: the flow data grow with the timeline
+    pool = limiter.pool_for(cost)
+    # The flow data are made (and a ScenarioError raised) before the first byte is sent; a
+    # big one in a worker process (app/api/pool.py), from the cached JSON.
+    prepare = (
+        partial(_flow_pieces, cache, scenario)
+        if pool is None
+        else partial(_remote_flow, pool, cache, scenario)
     )
+    return await limiter.stream(prepare, cost=cost, media_type="application/json")
+
+
+def _flow_pieces(cache: Any, scenario: Scenario) -> Iterator[bytes]:
+    return json_pieces(flow.flow_view(cache.model(scenario)))
+
+
+def _remote_flow(pool: WorkerPool, cache: Any, scenario: Scenario) -> Iterator[bytes]:
+    body = cache.entry(scenario, offload=True).body
+    return pool.submit(pool_jobs.flow_json, blobs=[body]).first()
 
 
 @router.get(
@@ -58,9 +76,10 @@ async def get_orders(scenario: ScenarioQuery, request: Request, limiter: Limiter
     # evaluated first, under admission by its cost (issue 26).
     cache = request.app.state.scenario_cache
     cost = 0.0 if cache.kept(scenario) is not None else costs.scenario(scenario)
-    return await limiter.run_estimated(_orders, cache, scenario, cost=cost)
+    offload = limiter.pool_for(cost) is not None  # a miss evaluated in a worker process
+    return await limiter.run_estimated(_orders, cache, scenario, offload, cost=cost)
 
 
-def _orders(cache: Any, scenario: Scenario) -> dict[str, Any]:
-    lay = cache.model(scenario)["layout"]
+def _orders(cache: Any, scenario: Scenario, offload: bool) -> dict[str, Any]:
+    lay = cache.model(scenario, offload)["layout"]
     return {"orders": orders.of_layout(lay)}
