@@ -3,7 +3,8 @@
 One file is read at a time, its events streamed one by one (trace_stream.py), and only its
 RankTrace (the spans of interest) is kept: an import holds one event of one file, and the
 spans of every rank, never a whole file's JSON. A file over MAX_FILE_BYTES is refused
-before it is read. A ``.tar`` named among them is read member by member (trace_tar.py).
+before it is read, and one whose text (a .gz unpacked) runs past MAX_TEXT characters as soon
+as it does (trace_stream.py). A ``.tar`` named among them is read member by member (trace_tar.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from app.core.traces import RankTrace, TraceError
 from app.core.traces.kineto import parse_events
 from app.core.traces.refusals import refuse
-from app.importers.trace_stream import NotATrace, events
+from app.importers.trace_stream import MAX_TEXT, NotATrace, TooLong, events
 from app.importers.trace_tar import is_tar, read_tar
 
 SUFFIXES = (".json", ".json.gz")
@@ -50,13 +51,15 @@ def read(path: Path) -> RankTrace:
         return parse(f, str(path), path.name.endswith(".gz"))
 
 
-def parse(raw, name: str, gz: bool) -> RankTrace:
+def parse(raw, name: str, gz: bool, limit: int = MAX_TEXT) -> RankTrace:
     """One trace's RankTrace from a binary file (on disk, or a tar member), named ``name``
-    in every refusal."""
+    in every refusal; at most ``limit`` characters of its text are read."""
     header: dict = {}
     try:
         with io.TextIOWrapper(gzip.GzipFile(fileobj=raw) if gz else raw, encoding="utf-8") as f:
-            return parse_events(header, events(f, header), name)
+            return parse_events(header, events(f, header, limit), name)
+    except TooLong as err:
+        raise refuse("unpacks_too_big", file=name, limit=err.limit) from err
     except (OSError, EOFError, zlib.error) as err:
         raise refuse("unreadable", file=name, error=str(err)) from err
     except (NotATrace, UnicodeDecodeError) as err:

@@ -14,6 +14,7 @@ from app.core.traces.spans import TraceError
 
 TEMPLATES = {
     "too_big": "{file}: {size} bytes is over the {limit}-byte limit per file",
+    "unpacks_too_big": "{file}: unpacks to over {limit} characters of JSON (a .gz bomb?)",
     "unreadable": "{file}: cannot be read ({error}); a truncated .gz?",
     "not_trace": "{file}: is not a PyTorch profiler trace ({error})",
     "no_rank": "{file}: has no distributedInfo.rank, so its rank is unknown (torch.profiler "
