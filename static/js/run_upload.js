@@ -2,7 +2,7 @@
 // packed into one .tar in the browser (a Blob of the files' own blobs, nothing read into
 // memory), since the server takes one raw body per upload (POST /api/runs/import, no
 // multipart). XMLHttpRequest, not fetch: it reports upload progress.
-import { errorText, fill, lang, tr } from "./i18n.js";
+import { errorText, fill, lang, tr, trOr } from "./i18n.js";
 
 const ROUTE = "/api/runs/import";
 const $ = (id) => document.getElementById(id);
@@ -76,11 +76,13 @@ function say(status, error = "") {
   $("upload-error").textContent = error;
 }
 
-// The server's refusal in the page's language where the catalogue words it (errorText),
-// each detail after what it names: the file, or the field.
+// The server's refusal in the page's language where the catalogue words it (errorText: a
+// refused file's detail is keyed, app/core/traces/refusals.py), each detail after what it
+// names: the file, or the field. A one-sentence refusal (401, 403, 413, 429, 503) is worded
+// by its status on a page in another language; English keeps the server's own sentence.
 function refusal(status, body) {
   const detail = body?.detail;
-  if (typeof detail === "string") return detail;
+  if (typeof detail === "string") return lang === "en" ? detail : trOr(`live.upload.why.${status}`, detail);
   if (!Array.isArray(detail) || !detail.length) return `HTTP ${status}`;
   return detail.map((d) => (d.loc?.[0] === "query" ? `${d.loc.at(-1)}: ${errorText(d)}` : errorText(d))).join("; ");
 }
