@@ -25,19 +25,13 @@ import pickle
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import suppress
 from functools import partial
 from multiprocessing.reduction import ForkingPickler
-from pathlib import Path
 from typing import Any
 
-from app.api.pool_worker import DONE, ERROR, PIECE, VALUE, serve
+from app.api.pool_worker import DONE, ERROR, PIECE, VALUE, Worker, kill_all, reap
 
 PRELOAD = ["app.api.pool_jobs", "app.api.plan"]
-PAGE = 4096  # /proc/<pid>/statm counts pages
-# Workers run this much nicer than the server: on a box with every core busy, its event loop
-# (and /healthz) comes before heavy work (bench/bench_heavy.py on 2 shared cores).
-WORKER_NICENESS = 10
 
 
 class JobTimeout(Exception):
@@ -48,38 +42,11 @@ class WorkerLost(Exception):
     """The worker died mid-job (killed, or out of memory)."""
 
 
-class _Worker:
-    def __init__(self, ctx: Any) -> None:
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(
-            target=serve, args=(child, WORKER_NICENESS), daemon=True, name="meshscope-heavy"
-        )
-        self.proc.start()
-        child.close()
-
-    def rss(self) -> int:
-        try:
-            return int(Path(f"/proc/{self.proc.pid}/statm").read_text().split()[1]) * PAGE
-        except (OSError, IndexError, ValueError):
-            return 0
-
-    def kill(self) -> None:
-        # From any thread: a reader blocked on the pipe then sees EOF. The pipe is closed by
-        # whoever holds the worker, never under a reader's feet.
-        with suppress(OSError, ValueError):
-            self.proc.kill()
-
-
-def _kill_all(workers: set[_Worker]) -> None:
-    for w in list(workers):
-        w.kill()
-
-
 class Job:
     """One job's answer as it comes: ``pieces()`` for a streamed one, ``value()`` for the
     rest. Holds its worker until the last message; ``abort()`` (from any thread) kills it."""
 
-    def __init__(self, pool: WorkerPool, worker: _Worker) -> None:
+    def __init__(self, pool: WorkerPool, worker: Worker) -> None:
         self._pool, self._worker = pool, worker
         self._done = False
         self._lock = threading.Lock()  # abort() may come from another thread than the reader
@@ -186,12 +153,12 @@ class WorkerPool:
         self.size, self.timeout_s, self.recycle_bytes = size, timeout_s, recycle_bytes
         self._free = threading.Semaphore(size)
         self._lock = threading.Lock()
-        self._idle: list[_Worker] = []
-        self._all: set[_Worker] = set()
+        self._idle: list[Worker] = []
+        self._all: set[Worker] = set()
         self._closed = False
         self.jobs = 0  # jobs handed to a worker process, for tests and /metrics
         self.killed = 0  # workers killed: a timeout, an abandoned stream, a lost worker
-        self._finalizer = weakref.finalize(self, _kill_all, self._all)
+        self._finalizer = weakref.finalize(self, kill_all, self._all)
 
     @classmethod
     def of(cls, settings: Any) -> WorkerPool | None:
@@ -258,7 +225,7 @@ class WorkerPool:
         """``submit`` and wait for the value (a streamed job's pieces joined)."""
         return self.submit(fn, *args, blobs=blobs).value()
 
-    def _checkout(self) -> _Worker:
+    def _checkout(self) -> Worker:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the heavy worker pool is closed")
@@ -267,11 +234,11 @@ class WorkerPool:
                 if w.proc.is_alive():
                     return w
                 self._drop(w)
-            w = _Worker(self._ctx)
+            w = Worker(self._ctx)
             self._all.add(w)
             return w
 
-    def _give_back(self, worker: _Worker, reusable: bool) -> None:
+    def _give_back(self, worker: Worker, reusable: bool) -> None:
         keep = reusable and worker.rss() <= self.recycle_bytes
         with self._lock:
             if keep and not self._closed:
@@ -283,18 +250,12 @@ class WorkerPool:
             worker.kill()
             # Reaped by a thread of its own: a killed child exits within milliseconds, but
             # the reader that gave it back must not wait on it.
-            threading.Thread(target=_reap, args=(worker,), daemon=True).start()
+            threading.Thread(target=reap, args=(worker,), daemon=True).start()
         self._free.release()
 
-    def _drop(self, worker: _Worker) -> None:
+    def _drop(self, worker: Worker) -> None:
         # Caller holds the lock.
         self._all.discard(worker)
-
-
-def _reap(worker: _Worker) -> None:
-    worker.proc.join(timeout=10)
-    with suppress(OSError):
-        worker.conn.close()
 
 
 def pool_board(pool: WorkerPool | None) -> tuple[Callable[[], Any], ...]:
