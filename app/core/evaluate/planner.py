@@ -184,13 +184,16 @@ def plan(
     capacity = hw.hbm_gib * (1 << 30)
     closed, pool = search or searched(model, hardware, gpus, global_batch, registry, shape)
     cache: dict[tuple, Any] = {}  # this plan's, for prepare: nothing outlives the call
-    verdicts: dict[Shape, Verdict] = {}
+    verdicts: dict[tuple, Verdict] = {}
 
     def verdict(c: Candidate) -> Verdict:
-        shape = Shape(hardware, c.schedule, c.dp, c.tp, c.pp, c.zero, c.knobs)
-        if shape not in verdicts:
-            verdicts[shape] = judge(shape)
-        return verdicts[shape]
+        # Keyed by the fields a Shape reads, so that ranking thousands of candidates builds
+        # one Shape per distinct shape only.
+        key = (c.schedule, c.dp, c.tp, c.pp, c.zero, c.sp, c.tp_overlap, c.grad_overlap,
+               c.param_overlap)  # fmt: skip
+        if key not in verdicts:
+            verdicts[key] = judge(Shape(hardware, c.schedule, c.dp, c.tp, c.pp, c.zero, c.knobs))
+        return verdicts[key]
 
     def rank(tokens: float, peak: float, c: Candidate) -> tuple[float, bool]:
         """Sort key: discounted speed first; on a tie, the row with room first."""
