@@ -89,10 +89,12 @@ def kinds(board: dict[str, Any]) -> list[str]:
         rows.append([GENERATIONS.get(k["generation"], k["generation"]), sched, axes,
                      "yes" if k["zero3"] else "no", "yes" if k["sp"] else "no",
                      "yes" if k.get("fp8") else "no", "yes" if k.get("cp") else "no",
-                     "yes" if b["validated"] else "no", b["rows"], ", ".join(b["sources"]),
+                     "yes" if k.get("moe") else "no", "yes" if b["validated"] else "no",
+                     b["rows"], ", ".join(b["sources"]),
                      "± " + pct(b["median_abs"]), pct(b["max_abs"]),
                      pct(b["in_sample"]["median_abs"])])  # fmt: skip
-    head = ["generation", "schedule", "axes > 1", "ZeRO-3 / FSDP", "SP", "FP8", "CP", "validated",
+    head = ["generation", "schedule", "axes > 1", "ZeRO-3 / FSDP", "SP", "FP8", "CP", "MoE",
+            "validated",
             "held-out rows", "sources", "held-out median", "held-out max",
             "in-sample median"]  # fmt: skip
     return table(head, rows)
