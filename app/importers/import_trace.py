@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from app.core.traces import (
     label_run,
 )
 from app.core.traces.records import event_kind, first_step
+from app.importers.compact_records import Records
 from app.importers.import_logs import prepare_logs
 from app.importers.log_files import KINETO, input_files, one_format
 from app.importers.trace_files import read_traces, trace_paths
@@ -82,7 +84,7 @@ class Prepared:
     """Everything an import stores and reports; nothing is written before it exists."""
 
     info: RunInfo
-    records: list[ProbeRecord]
+    records: Records  # compact until stored (compact_records.py)
     alignment: Alignment
     layout: Layout
     kinds: Counter  # spans by what they became: F, B, tp, dp, pp_send, ... or unstored
@@ -105,12 +107,13 @@ def prepare(args: argparse.Namespace) -> Prepared:
     traces = read_traces(trace_paths(args.paths))
     layout = _layout(args, traces)
     labelled = label_run(traces, layout)
+    del traces  # the labelled copies replace them: spans are held once
     alignment = align(labelled, layout)
     shape = RunShape(args.run, args.schedule, args.microbatches)
     try:
         info, records = build_run(labelled, layout, alignment, shape)
         kinds, first = _kinds(labelled), first_step(labelled)
-        return Prepared(info, list(records), alignment, layout, kinds, first)
+        return Prepared(info, Records(records), alignment, layout, kinds, first)
     except ValidationError as err:  # a run name or schedule the protocol refuses
         where = ".".join(str(p) for p in err.errors()[0]["loc"])
         raise TraceError(f"{where}: {err.errors()[0]['msg']}") from err
@@ -138,7 +141,7 @@ def report(p: Prepared) -> str:
     return "\n".join(lines)
 
 
-def prepare_any(args: argparse.Namespace) -> tuple[RunInfo, list[ProbeRecord], str]:
+def prepare_any(args: argparse.Namespace) -> tuple[RunInfo, Sequence[ProbeRecord], str]:
     """Traces (prepare) or logs (import_logs), by the files' one format (log_files)."""
     paths = input_files(args.paths)
     fmt = one_format(paths)

@@ -8,11 +8,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from app.core.inputs.protocol import ProbeRecord, RunInfo
 from app.core.traces import TraceError
 from app.core.traces.refusals import refuse
+from app.importers.compact_records import Ops, Records
 from app.live.store import RowRejected, Store
 
 
@@ -28,7 +30,7 @@ def _conflict(store: Store, info: RunInfo) -> TraceError | None:
     return refuse("run_exists", run=info.run, fields=", ".join(diff)) if diff else None
 
 
-def to_db(path: Path, info: RunInfo, records: list[ProbeRecord], detail: str) -> int:
+def to_db(path: Path, info: RunInfo, records: Sequence[ProbeRecord], detail: str) -> int:
     """Store the run in one transaction (all or nothing); returns the records newly stored."""
     store = Store(path)
     try:
@@ -37,19 +39,20 @@ def to_db(path: Path, info: RunInfo, records: list[ProbeRecord], detail: str) ->
         store.close()
 
 
-def store_run(store: Store, info: RunInfo, records: list[ProbeRecord], detail: str) -> int:
+def store_run(store: Store, info: RunInfo, records: Sequence[ProbeRecord], detail: str) -> int:
     """``to_db`` on an open store: the server's upload (app/api/run_import.py) calls it on
-    its own store's writer thread, so a CLI import and an upload store alike."""
+    its own store's writer thread, so a CLI import and an upload store alike. The records
+    are held compact and made one at a time as the store takes them (compact_records.py)."""
     why = _conflict(store, info)
     if why:
         raise why
     now = time.time()
-    ranks = sorted({r.rank for r in records})
-    ops = [("hello", (info, rank, 0, now)) for rank in ranks]
-    ops += [("record", (rec, now)) for rec in records]
-    ops += [("status", (info.run, "done", None, "", now)),
+    records = Records.of(records)
+    ranks = records.ranks
+    hello = [("hello", (info, rank, 0, now)) for rank in ranks]
+    tail = [("status", (info.run, "done", None, "", now)),
             ("event", (info.run, None, "imported", detail[:2000], now))]  # fmt: skip
-    results = store.transaction(ops)
+    results = store.transaction(Ops(hello, records, tail, now))  # type: ignore[arg-type]
     rejected = [r for r in results if isinstance(r, RowRejected)]
     if rejected:
         raise TraceError(f"the store refused {len(rejected)} record(s): {rejected[0]}")
