@@ -18,6 +18,7 @@ from pathlib import Path
 from app.core.traces import TraceError, megatron_log, torchtitan_log
 from app.core.traces.phases import PhaseLog
 from app.core.traces.refusals import refuse
+from app.importers.cycles import files_in
 from app.importers.trace_tar import TAR_SUFFIXES
 
 KINETO, TORCHTITAN, MEGATRON = "kineto", "torchtitan", "megatron"
@@ -33,8 +34,7 @@ def input_files(inputs: Iterable[str | Path]) -> list[Path]:
     for item in inputs:
         path = Path(item)
         if path.is_dir():
-            suffixes = TRACE_SUFFIXES + LOG_SUFFIXES
-            out += sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(suffixes))
+            out += files_in(path, TRACE_SUFFIXES + LOG_SUFFIXES)  # and its cycles (cycles.py)
         elif path.is_file():
             out.append(path)
         else:

@@ -13,11 +13,13 @@ import gzip
 import io
 import zlib
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from app.core.traces import RankTrace, TraceError
 from app.core.traces.kineto import parse_events
 from app.core.traces.refusals import refuse
+from app.importers.cycles import cycle_of, files_in
 from app.importers.trace_stream import MAX_TEXT, NotATrace, TooLong, events
 from app.importers.trace_tar import is_tar, read_tar
 
@@ -31,7 +33,7 @@ def trace_paths(inputs: Iterable[str | Path]) -> list[Path]:
     for item in inputs:
         path = Path(item)
         if path.is_dir():
-            out += sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(SUFFIXES))
+            out += files_in(path, SUFFIXES)  # and its profiling cycles' (cycles.py)
         elif path.is_file():
             out.append(path)
         else:
@@ -77,15 +79,29 @@ def _each(paths: list[Path]) -> Iterator[tuple[str, RankTrace]]:
 
 
 def read_traces(paths: list[Path]) -> list[RankTrace]:
-    """One RankTrace per file; refuses duplicate ranks and files of different world sizes."""
-    traces: list[RankTrace] = []
-    by_rank: dict[int, str] = {}
+    """One RankTrace per rank; refuses duplicate ranks and files of different world sizes.
+    A rank's files from different profiling cycles (cycles.py) are its steps together."""
+    traces: dict[int, RankTrace] = {}
+    seen: dict[int, dict[str | None, str]] = {}  # rank -> cycle -> file
     for path, trace in _each(paths):
-        if trace.rank in by_rank:
-            raise refuse("rank_again", file=path, rank=trace.rank, other=by_rank[trace.rank])
-        if traces and trace.world != traces[0].world:
+        first = next(iter(traces.values()), None)
+        if first and trace.world != first.world:
             raise refuse("world_differs", file=path, world=trace.world,
-                         other=traces[0].name, other_world=traces[0].world)  # fmt: skip
-        by_rank[trace.rank] = path
-        traces.append(trace)
-    return traces
+                         other=first.name, other_world=first.world)  # fmt: skip
+        cycles, cycle = seen.setdefault(trace.rank, {}), cycle_of(path)
+        if cycles and (cycle is None or cycle in cycles or None in cycles):
+            other = cycles.get(cycle) or next(iter(cycles.values()))
+            raise refuse("rank_again", file=path, rank=trace.rank, other=other)
+        cycles[cycle] = path
+        old = traces.get(trace.rank)
+        traces[trace.rank] = _joined(old, trace, path) if old else trace
+    return list(traces.values())
+
+
+def _joined(a: RankTrace, b: RankTrace, path: str) -> RankTrace:
+    """One rank's two cycles as one trace; a step in both is a rank seen twice."""
+    if {st.step for st in a.steps} & {st.step for st in b.steps}:
+        raise refuse("rank_again", file=path, rank=b.rank, other=a.name)
+    counts = {k: a.counts.get(k, 0) + b.counts.get(k, 0) for k in {*a.counts, *b.counts}}
+    steps = tuple(sorted(a.steps + b.steps, key=lambda st: st.step))
+    return replace(a, steps=steps, groups=a.groups | b.groups, counts=counts)
