@@ -46,7 +46,7 @@ from app.core.evaluate.planner_trust import (
     rank_speed,
     unjudged,
 )
-from app.core.evaluate.planner_why import framework_notes, reason_text, why_of
+from app.core.evaluate.planner_why import axes_of, framework_notes, reason_text, why_of
 from app.core.inputs import specs
 from app.core.inputs.presets import HARDWARE, MODELS, ModelSpec
 from app.core.inputs.scenario import Scenario, ScenarioError
@@ -115,6 +115,17 @@ def model_of(model: str, shape: ModelFields | None = None) -> ModelSpec:
     """The preset, or the model its scenario describes with ``shape`` (specs.model_of, so
     the closed-form pass and the simulated rows price one model)."""
     return specs.model_of(Scenario(model=model, **shape)) if shape else MODELS[model]
+
+
+def _shortlist(levels: list[list[tuple[float, float, Candidate]]]) -> list[Candidate]:
+    """The first SHORTLIST of each ranking (3D/axes pool, with HSDP, with FP8), in the last
+    ranking's order. A variant ranked among the first may push a candidate out of them,
+    whose DualPipe(V) or interleaved-zb sibling (simulated only beside it) would have won;
+    keeping every level's first SHORTLIST keeps the answer of the plan without HSDP, and
+    fp8=search simulates every bf16 candidate fp8=none does, so what it says bf16 takes is
+    fp8=none's first row exactly (tests/core/test_planner_fp8.py)."""
+    chosen = {c for level in levels for _, _, c in level[:SHORTLIST]}
+    return [c for _, _, c in levels[-1] if c in chosen]
 
 
 def _siblings(c: Candidate, batch: int) -> list[Candidate]:
@@ -204,18 +215,21 @@ def plan(
     peaks = list(zip(closed.peaks(pool), pool, strict=True))
     fitting = [(closed.tokens_per_s(c), peak, c) for peak, c in peaks if peak <= capacity]
     fitting.sort(key=lambda x: rank(*x))
-    # planner_hsdp, planner_fp8: the fastest candidates again with HSDP, then in FP8.
+    # planner_hsdp, planner_fp8: the fastest candidates again with HSDP, then in FP8. Each
+    # ranking's first SHORTLIST are simulated (_shortlist): the variants never take the
+    # place of a candidate the plan without them simulates.
+    levels = [fitting]
     more = hsdp.variants(closed, fitting, hsdp.HSDP_TRIED)
     fitting, pool = sorted(fitting + more, key=lambda x: rank(*x)), pool + [c for *_, c in more]
+    levels.append(fitting)
     tried = recipes or ()
     if tried:
         more = fp8s.variants(closed, fitting, tried)
         fitting = sorted(fitting + more, key=lambda x: rank(*x))
         pool = pool + [c for _, _, c in more]
+        levels.append(fitting)
     misfits = sorted((x for x in peaks if x[0] > capacity), key=lambda x: x[0])
-    shortlist = [c for _, _, c in fitting[:SHORTLIST]]
-    # With FP8 searched, the fastest bf16 candidates too: the answer says what bf16 takes.
-    shortlist += fp8s.bf16_extra(fitting, shortlist, SHORTLIST) if tried else []
+    shortlist = _shortlist(levels)
     extra = [s for c in shortlist for s in _siblings(c, global_batch)]
     shortlist += extra
     args = (model, hardware, global_batch, registry, cache, shape)
@@ -225,7 +239,7 @@ def plan(
     bf16 = next((v for v, c in views if c.fp8 == "none"), None)
     views = views[:top]
     best = views[0][0]["tokens_per_s"] if views else 1.0
-    rows = [_row(v, c, best, i, headroom, verdict(c), _axes(closed, c))
+    rows = [_row(v, c, best, i, headroom, verdict(c), axes_of(closed, c))
             for i, (v, c) in enumerate(views)]  # fmt: skip
     closest = [(_simulated(c, *args), c) for _, c in misfits[:3]]
     searched_fp8 = {} if recipes is None else {
@@ -243,23 +257,6 @@ def plan(
         "not_fitting": [_row(v, c, best, -1, headroom, verdict(c)) for v, c in closest],
         **searched_fp8,
     }
-
-
-def _axes(closed: Pass, c: Candidate) -> dict[str, Any]:
-    """Why a row runs HSDP or FP8, for its why: the shard group (inside one NVLink domain or
-    across) and the row's closed-form speed over the same row as plain FSDP, and over the
-    same row in bf16 (the closed-form pass prices both alike; both fit wherever the row
-    does, since HSDP and FP8 only add memory). Empty for a row with neither."""
-    out: dict[str, Any] = {}
-    if c.dp_shard is not None:
-        fsdp = replace(c, dp_shard=None)
-        out["hsdp"] = {"dp_shard": c.dp_shard, "replicas": c.dp // c.dp_shard,
-                       "inside": hsdp.inside(closed, (c.dp, c.tp, c.pp, c.cp, c.ep), c.dp_shard),
-                       "gain": closed.tokens_per_s(c) / closed.tokens_per_s(fsdp)}  # fmt: skip
-    if c.fp8 != "none":
-        bf16 = replace(c, fp8="none")
-        out["fp8"] = {"recipe": c.fp8, "gain": closed.tokens_per_s(c) / closed.tokens_per_s(bf16)}
-    return out
 
 
 def _row(

@@ -51,15 +51,6 @@ def variants(closed: Pass, fitting: Ranked, tried: tuple[str, ...]) -> Ranked:
     ]  # fmt: skip
 
 
-def bf16_extra(fitting: Ranked, shortlist: list[Candidate], count: int) -> list[Candidate]:
-    """The first ``count`` bf16 candidates of ``fitting`` the shortlist lacks. With count =
-    the planner's shortlist, the bf16 candidates simulated (with their siblings) are those
-    fp8=none simulates (the bf16 ranking is the same), so what the answer says bf16 takes is
-    fp8=none's first row exactly (tests/core/test_planner_fp8.py)."""
-    bf16 = [c for _, _, c in fitting if c.fp8 == "none"][:count]
-    return [c for c in bf16 if c not in shortlist]
-
-
 def summary(
     tried: tuple[str, ...], hardware: str, best: dict[str, Any] | None, bf16: dict | None
 ) -> dict[str, Any]:

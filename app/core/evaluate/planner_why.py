@@ -3,7 +3,12 @@ frameworks that refuse its combination."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
+
+from app.core.evaluate import planner_hsdp as hsdp
+from app.core.evaluate.planner_pass import Pass
+from app.core.evaluate.planner_search import Candidate
 
 
 def framework_notes(zero: int, pp: int) -> list[dict[str, Any]]:
@@ -104,7 +109,7 @@ WHERE_TEXT = {True: "inside one NVLink domain", False: "across nodes"}
 
 
 def axis_notes(why: dict[str, Any]) -> list[str]:
-    """The English notes of a row's HSDP shard group and FP8 recipe (planner._axes): what
+    """The English notes of a row's HSDP shard group and FP8 recipe (axes_of): what
     each gains over the same row without it."""
     out = []
     if "hsdp" in why:
@@ -114,4 +119,21 @@ def axis_notes(why: dict[str, Any]) -> list[str]:
     if "fp8" in why:
         f = why["fp8"]
         out.append(AXIS_TEXT["fp8"].format(recipe=f["recipe"], gain=f["gain"] - 1.0))
+    return out
+
+
+def axes_of(closed: Pass, c: Candidate) -> dict[str, Any]:
+    """Why a row runs HSDP or FP8, for its why: the shard group (inside one NVLink domain or
+    across) and the row's closed-form speed over the same row as plain FSDP, and over the
+    same row in bf16 (the closed-form pass prices both alike; both fit wherever the row
+    does, since HSDP and FP8 only add memory). Empty for a row with neither."""
+    out: dict[str, Any] = {}
+    if c.dp_shard is not None:
+        fsdp = replace(c, dp_shard=None)
+        out["hsdp"] = {"dp_shard": c.dp_shard, "replicas": c.dp // c.dp_shard,
+                       "inside": hsdp.inside(closed, (c.dp, c.tp, c.pp, c.cp, c.ep), c.dp_shard),
+                       "gain": closed.tokens_per_s(c) / closed.tokens_per_s(fsdp)}  # fmt: skip
+    if c.fp8 != "none":
+        bf16 = replace(c, fp8="none")
+        out["fp8"] = {"recipe": c.fp8, "gain": closed.tokens_per_s(c) / closed.tokens_per_s(bf16)}
     return out
