@@ -7,15 +7,12 @@ and for at most ``wait_s``. Past either bound it is refused (429) instead of pil
 memory: four 190 MB traces at once were 3.2 GB and a 9.5 s stall of /healthz (issue 13).
 Slots are weighted by the request's cost estimate and shared fairly between client addresses
 (app/api/admission.py); a request whose estimate is under ``light`` needs none.
-Past the light bound the work runs in one of the app's worker processes (app/api/pool.py,
-``Admission.pool_for``), a thread only waiting on the pipe: on the server's threads it held
-the GIL in turns with the event loop, four at once taking /healthz p99 to 80-170 ms (issue
-26 item 2). A slot is held until its worker is done, so slots bound busy workers too. Other
-work runs on the thread pool, the cyclic collector paused while any slot is held
-(``GCPause``): the work builds millions of acyclic dicts, and each full collection of that
-heap held the GIL, so every other request, ~300 ms. A per-call pause
-(app/core/support/gc_pause.py) is not enough with several at once: the first to finish
-turned the collector back on under the others' heaps.
+Past the light bound the work runs in the app's worker processes (app/api/pool.py): on the
+server's threads it held the GIL in turns with the event loop (issue 26 item 2). A slot is
+held until its worker is done. Other work runs on the thread pool, the collector paused while
+any slot is held (``GCPause``): the work builds millions of acyclic dicts, and each full
+collection held the GIL ~300 ms; a per-call pause (gc_pause.py) is not enough with several at
+once: the first to finish turned the collector back on under the others' heaps.
 
 A streamed answer holds its slot while it is sent, so it must not wait on a client that
 stopped reading (issue 26: two sockets that never read held both slots): a send that makes no
@@ -45,6 +42,7 @@ from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 from starlette.responses import StreamingResponse
 from starlette.types import Message, Receive, Scope, Send
 
+from app.api import costs
 from app.api.admission import Refused, Slots, Ticket, weight
 from app.api.pool import JobTimeout, WorkerPool
 from app.core.support.gc_pause import gc_paused
@@ -53,7 +51,6 @@ from app.errors import responses
 T = TypeVar("T")
 LOG = logging.getLogger("uvicorn.error")
 Evaluator = Callable[[Any], dict[str, Any]]
-
 
 BUSY = responses(429)
 
@@ -71,8 +68,7 @@ class Busy(HTTPException):
 
 class GCPause:
     """The cyclic collector off while at least one holder is in, back on when the last
-    leaves, and only if it was on before. Holders enter and leave on the event loop, so a
-    plain count is safe."""
+    leaves (if it was on before); on the event loop only, so a plain count is safe."""
 
     def __init__(self) -> None:
         self.holders = 0
@@ -157,8 +153,8 @@ class Admission:
         return cost is not None and cost < self.limiter.bounds.light
 
     def pool_for(self, cost: float | None) -> WorkerPool | None:
-        """The worker pool for work of this estimate: None for light work (a hop to a worker
-        and back costs more than it saves) or in an app without one."""
+        """The worker pool for work of this estimate; None for light work (a hop costs more
+        than it saves), and in an app without one."""
         return None if self.light(cost) else self.pool
 
     @asynccontextmanager
@@ -207,7 +203,7 @@ class Admission:
 
 
 def _end(abort: Callable[[], None] | None, limiter: HeavyLimiter, ticket: Ticket) -> None:
-    if abort is not None:
+    if abort:
         abort()
     limiter.release(ticket)
 
@@ -284,13 +280,16 @@ def embed_bounded(request: Request, run: Evaluator) -> Evaluator:
     app's own cache the size is the cached JSON's, known before any parse."""
     cache = request.app.state.scenario_cache
     limit = request.app.state.settings.page_embed_bytes
+    admission = heavy(request)
 
     def bounded(scenario: Any) -> dict[str, Any]:
         if run == cache.model:
-            size = len(cache.entry(scenario).body)
+            # A big miss is evaluated in a worker process (app/api/pool.py), as on the API.
+            offload = admission.pool_for(costs.scenario(scenario)) is not None
+            size = len(cache.entry(scenario, offload).body)
             if size > limit:
                 raise TooLargeToEmbed(size, limit)
-            return run(scenario)
+            return cache.model(scenario, offload)
         model = run(scenario)  # a test's own evaluator: measured the way the cache would
         size = len(json.dumps(model, separators=(",", ":")))
         if size > limit:

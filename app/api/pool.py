@@ -23,6 +23,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import pickle
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
@@ -49,13 +50,14 @@ class Job:
     def __init__(self, pool: WorkerPool, worker: Worker) -> None:
         self._pool, self._worker = pool, worker
         self._done = False
+        self._deadline = time.monotonic() + pool.timeout_s  # the whole job's, not per message
         self._lock = threading.Lock()  # abort() may come from another thread than the reader
         self.aborted = False
 
     def _message(self) -> bytes:
         conn = self._worker.conn
         try:
-            if not conn.poll(self._pool.timeout_s):
+            if not conn.poll(max(0.0, self._deadline - time.monotonic())):
                 self._finish(False)
                 raise JobTimeout(f"a heavy job ran past {self._pool.timeout_s:g} s")
             msg = conn.recv_bytes()

@@ -38,6 +38,7 @@ ROUTES = [
     f"/api/trace?{HEAVY}",
     f"/api/flow?{HEAVY}",
     f"/api/orders?{HEAVY}",
+    f"/flow?{HEAVY}",  # the page's embedded view model, evaluated in a worker
     "/api/plan?model=llama3-8b&gpus=8&global_batch=16",
 ]
 
