@@ -41,7 +41,7 @@ from app.core.fidelity import bands, board, kinds
 from app.core.inputs.hardware import HARDWARE
 from app.core.inputs.presets import MODELS
 from app.core.inputs.scenario import Scenario, ScenarioError
-from app.core.inputs.specs import check_fp8, custom_model
+from app.core.inputs.specs import check_fp8, model_of
 from app.core.support.echo import echo
 
 # A recipe every row runs (training.Fp8Recipe), or "search" (planner_fp8): one Literal, so
@@ -94,7 +94,7 @@ def published_mfu(row: board.Row) -> float:
     """A predicted board row's measured MFU: model FLOPs over its published step time and
     the GPUs' peak (Chowdhery et al. 2022 App. B), as the planner's rows count theirs."""
     s, run = board.scenario_of(row.run), row.run
-    model_f = flops.model_flops(custom_model(s), run.global_batch)
+    model_f = flops.model_flops(model_of(s), run.global_batch)  # a MoE row: its preset
     return model_f / (row.published_s * run.gpus * HARDWARE[s.hardware].peak_tflops * 1e12)
 
 
