@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import sqlite3
+import tarfile
 import threading
 import time
 from pathlib import Path
@@ -96,3 +97,15 @@ def test_follow_stores_each_new_cycle_as_it_appears_and_nothing_twice(tmp_path):
     assert stored(db, "fol") == [(k, s) for k in range(4) for s in (0, 1, 2, 10, 11, 12)]
     line, _ = one_pass(parse([str(traces), "--run", "fol", "--db", str(db)]), final=False)
     assert "24 record(s), 0 new; steps 0..12" in line
+
+
+def test_a_tar_of_the_cycles_reads_as_the_folder(tmp_path):
+    traces = tmp_path / "traces"
+    write_cycle(traces, 0)
+    write_cycle(traces, LATER)
+    archive = tmp_path / "traces.tar"
+    with tarfile.open(archive, "w") as tar:
+        tar.add(traces, arcname="traces")
+    from_tar = {t.rank: [st.step for st in t.steps] for t in read_traces([archive])}
+    from_dir = {t.rank: [st.step for st in t.steps] for t in read_traces(trace_paths([traces]))}
+    assert from_tar == from_dir and len(from_tar[0]) == 6
