@@ -157,7 +157,6 @@ class WorkerPool:
         self._lock = threading.Lock()
         self._idle: list[Worker] = []
         self._all: set[Worker] = set()
-        self._closed = False
         self.jobs = 0  # jobs handed to a worker process, for tests and /metrics
         self.killed = 0  # workers killed: a timeout, an abandoned stream, a lost worker
         self._finalizer = weakref.finalize(self, kill_all, self._all)
@@ -189,14 +188,15 @@ class WorkerPool:
             return len(self._all) - len(self._idle)
 
     def close(self) -> None:
+        """Every worker killed (the server's lifespan ended). A later job starts fresh ones:
+        an app may be served again (a test client's second lifespan)."""
         with self._lock:
-            self._closed = True
-            workers, self._idle = list(self._all), []
+            workers, idle, self._idle = list(self._all), self._idle, []
             self._all.clear()
         for w in workers:
             w.kill()
-            w.proc.join(timeout=5)
-            w.conn.close()
+        for w in idle:  # a busy one is reaped by its reader, which sees its pipe end
+            reap(w)
 
     def submit(
         self, fn: Callable[..., Any], *args: Any, blobs: Sequence[bytes] | None = None
@@ -229,8 +229,6 @@ class WorkerPool:
 
     def _checkout(self) -> Worker:
         with self._lock:
-            if self._closed:
-                raise RuntimeError("the heavy worker pool is closed")
             while self._idle:
                 w = self._idle.pop()
                 if w.proc.is_alive():
@@ -243,7 +241,7 @@ class WorkerPool:
     def _give_back(self, worker: Worker, reusable: bool) -> None:
         keep = reusable and worker.rss() <= self.recycle_bytes
         with self._lock:
-            if keep and not self._closed:
+            if keep and worker in self._all:  # not closed meanwhile
                 self._idle.append(worker)
             else:
                 self.killed += not reusable
