@@ -43,7 +43,8 @@ from app.api import (
     views,
 )
 from app.api.limits import HeavyLimiter
-from app.api.scenario_cache import ScenarioCache
+from app.api.pool import WorkerPool, pool_board
+from app.api.scenario_cache import ScenarioCache, remote_body
 from app.core.evaluate import evaluate
 from app.live.services import Live
 from app.settings import Settings
@@ -64,9 +65,13 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     await live.start()
     # /metrics' own registry
     app.state.metrics = metrics.Metrics(live, app.state.settings, app.state.scenario_cache)
+    if app.state.pool is not None:
+        app.state.pool.warm()  # the forkserver up now, not on the first heavy request
     try:
         yield
     finally:
+        if app.state.pool is not None:
+            app.state.pool.close()  # no worker outlives the server
         sys.setswitchinterval(previous_switch)
         app.state.metrics.close()
         await live.stop()
@@ -93,11 +98,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # the registry, which its evaluator needs: a profile's name must resolve on every route.
     # The accuracy board, computed on first use (~2 s); its evaluator adds each scenario's
     # error band before the answer is cached, so pages and /api/scenario carry the same one.
-    app.state.fidelity = fidelity.FidelityBoard()
+    # Heavy requests' pure work runs in these worker processes (app/api/pool.py), started on
+    # demand; the board's rows are computed in one too.
+    pool = app.state.pool = WorkerPool.of(settings)
+    app.state.fidelity = fidelity.FidelityBoard(*pool_board(pool))
     run = partial(evaluate, hardware=app.state.hardware)
     app.state.scenario_cache = ScenarioCache(
-        settings.scenario_cache_bytes, app.version, run=fidelity.banded(app.state, run)
-    )
+        settings.scenario_cache_bytes, app.version, run=fidelity.banded(app.state, run),
+        remote=remote_body(app.state),
+    )  # fmt: skip
     # Heavy requests' admission (app/api/limits.py): made here so tests without a lifespan
     # see it too; anyio binds it to the serving loop on first use.
     app.state.heavy = HeavyLimiter(

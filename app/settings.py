@@ -67,6 +67,14 @@ class Settings(BaseSettings):
     # heavy_wait_s, so a request queued behind two stalled readers is still served.
     heavy_stall_s: float = Field(5.0, gt=0, le=600)
     heavy_send_timeout_s: float = Field(300.0, gt=0, le=3600)
+    # Worker processes that run heavy requests' pure work (app/api/pool.py), so the server's
+    # own GIL stays free for its event loop: on its threads, four heavy requests took
+    # /healthz p99 to 50-85 ms, in workers 13-30 ms (issue 26, bench/bench_heavy.py on 2
+    # shared cores). 0 runs the work on the threads. A job past
+    # heavy_send_timeout_s has its worker killed; a worker whose memory passed
+    # heavy_process_bytes after a job is replaced by a fresh one.
+    heavy_processes: int = Field(2, ge=0, le=64)
+    heavy_process_bytes: int = Field(512 * 2**20, ge=64 * 2**20, le=64 * 2**30)
     # The largest request body read (413 past it, before it is buffered): a hardware profile
     # is a few KB; one 300 MB POST added 871 MB of RSS (issue 26).
     max_body_bytes: int = Field(1 * 2**20, ge=1024, le=2**30)

@@ -38,9 +38,12 @@ def test_the_analysis_takes_a_heavy_slot_and_is_computed_once(tmp_path, monkeypa
     calls = []
     real = analysis.analyse
     monkeypatch.setattr(analysis, "analyse", lambda *a, **k: calls.append(1) or real(*a, **k))
+    # heavy_processes=0: the analysis on the server's threads, where ``calls`` counts it (in
+    # a worker process it is test_heavy_pool.py's).
     settings = Settings(
-        db=tmp_path / "m.sqlite3", ingest_token=TOKEN, heavy_slots=1, heavy_queue=0, heavy_wait_s=1
-    )
+        db=tmp_path / "m.sqlite3", ingest_token=TOKEN, heavy_slots=1, heavy_queue=0,
+        heavy_wait_s=1, heavy_processes=0,
+    )  # fmt: skip
     with TestClient(create_app(settings)) as client:
         _ingest(client)
         limiter = client.app.state.heavy
