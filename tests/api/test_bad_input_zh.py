@@ -32,6 +32,9 @@ ALLOWED = (
     | {"answers", "only", "lang", "preset", "chunks", "max", "true", "full", "Megatron",
        "false", "torch", "dualpipe", "num_ranks", "num_chunks", "GiB", "HBM", "selective",
        "GPU", "global_batch", "allgather", "FSDP", "HSDP"}
+    # the trace importer's refusals name formats, files and fields as the tools spell them
+    | {"PyTorch", "profiler", "trace", "distributedInfo", "ProfilerStep", "prof.step",
+       "world_size", "tar"}
     | set(ORDER_PRESETS)
 )  # fmt: skip
 ASCII_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z_]+)*")
