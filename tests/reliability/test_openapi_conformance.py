@@ -116,6 +116,14 @@ _SCENARIO = {
     "cp_ulysses": "cp_comm=a2a against heads, kv_heads, tp and cp",
     "dp_shard_zero3": "dp_shard against zero",
     "dp_shard_divides": "dp_shard divides dp",
+    "etp_divides": "etp*ep divides tp*cp*dp (the expert grid)",
+    "etp_sp": "etp other than tp needs sequence_parallel",
+    "expert_ffn_etp": "expert_ffn divisible by etp",
+    "expert_ffn_tp": "expert_ffn divisible by tp",
+    "top_k_experts": "top_k between 1 and experts",
+    "ep_experts": "ep divides experts",
+    "moe_layers": "first_dense_layers and moe_every leave a layer for the experts",
+    "routing_imbalance": "routing_imbalance within experts/top_k",
 }
 _SCHEDULE = {
     "one_chunk": "virtual_stages against the schedule",
