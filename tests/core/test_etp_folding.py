@@ -207,3 +207,16 @@ def test_a_moe_layer_keeps_only_attentions_tp_collective_unless_it_has_shared_ex
     s = Scenario(model=model, tp=2, pp=1, dp=4, sequence_parallel=sp)
     m, t = specs.model_of(s), specs.training_of(s)
     assert durations.tp_collectives(m, t) == per_pass
+
+
+def test_the_order_table_folds_ep_over_tp_ranks_when_etp_is_below_tp():
+    # ep = 32 exceeds dp x cp = 16: only etp = 1 folds it (over tp x dp = 32), and the
+    # overview's order table must then list orders, not none (it listed none before).
+    from app.core.layout import orders
+
+    assert orders.compare(dp=16, tp=2, pp=8, gpus_per_node=8, ep=32) == []
+    rows = orders.compare(dp=16, tp=2, pp=8, gpus_per_node=8, ep=32, etp=1)
+    megatron = next(r for r in rows if "megatron-5d" in r["presets"])
+    assert megatron["order"] == "tp-ep-dp-pp" and megatron["nodes_spanned"]["ep"] == 4
+    lay = {"sizes": {"dp": 16, "tp": 2, "pp": 8, "ep": 32, "etp": 1}, "gpus_per_node": 8}
+    assert orders.of_layout(lay) == rows

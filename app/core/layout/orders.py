@@ -59,10 +59,17 @@ def _presets(order: tuple[str, ...], exact: bool) -> list[str]:
 
 
 def compare(
-    dp: int, tp: int, pp: int, gpus_per_node: int, cp: int = 1, ep: int = 1
+    dp: int,
+    tp: int,
+    pp: int,
+    gpus_per_node: int,
+    cp: int = 1,
+    ep: int = 1,
+    etp: int | None = None,
 ) -> list[dict[str, Any]]:
     """Every permutation of the axes (tp, pp, dp; cp too when > 1), framework presets named,
-    worst span per axis (and of the EP group when ep > 1)."""
+    worst span per axis (and of the EP group when ep > 1). ``etp`` (None: tp) is the expert
+    grid's TP: below tp, EP folds over TP ranks and may exceed dp x cp."""
     dense = AXES3 if cp == 1 else ("tp", "cp", "pp", "dp")
     shown = dense + (("ep",) if ep > 1 else ())
     out = []
@@ -70,17 +77,17 @@ def compare(
         order = perm if ep == 1 else mesh.full_order(perm)
         if cp == 1 and ep > 1:
             order = tuple(a for a in order if a != "cp")
-        sizes = {"dp": dp, "tp": tp, "pp": pp, "cp": cp, "ep": ep}
+        sizes = {"dp": dp, "tp": tp, "pp": pp, "cp": cp, "ep": ep, "etp": etp or tp}
         if mesh.fold_problem(order, sizes):
             continue  # Megatron refuses this expert grid (mesh.fold_problem)
         layout = Layout(dp=dp, tp=tp, pp=pp, order=order, gpus_per_node=gpus_per_node,
-                        cp=cp, ep=ep)  # fmt: skip
+                        cp=cp, ep=ep, etp=etp)  # fmt: skip
         out.append(_row(layout, order, shown))
     return out
 
 
 def of_layout(lay: dict[str, Any]) -> list[dict[str, Any]]:
-    """``compare`` for a scenario's layout JSON (cp and ep there only when > 1)."""
+    """``compare`` for a scenario's layout JSON (cp, ep and etp there only when not default)."""
     sizes = lay["sizes"]
     return compare(sizes["dp"], sizes["tp"], sizes["pp"], lay["gpus_per_node"],
-                   cp=sizes.get("cp", 1), ep=sizes.get("ep", 1))  # fmt: skip
+                   cp=sizes.get("cp", 1), ep=sizes.get("ep", 1), etp=sizes.get("etp"))  # fmt: skip
