@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_import_vs_hta import widened  # run as a script: bench/ is on sys.path
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "traces" / "hta" / "nccl_data.json.gz"
 
@@ -68,13 +70,7 @@ print(json.dumps(out))
 
 def body(mb_per_rank: int, ranks: int, out: Path) -> tuple[int, int]:
     """The shared traceEvents part of every rank's file; returns (bytes, steps)."""
-    with gzip.open(FIXTURE, "rb") as f:
-        doc = json.load(f)
-    members = str(list(range(ranks)))
-    for e in doc["traceEvents"]:
-        a = e.get("args", {})
-        if a.get("Process Group Ranks") == "[0, 1]":
-            a["Process Group Ranks"], a["Group size"] = members, ranks
+    doc = widened(ranks)
     timed = [e for e in doc["traceEvents"] if isinstance(e.get("ts"), (int, float))]
     span = max(e["ts"] + e.get("dur", 0) for e in timed) - min(e["ts"] for e in timed)
     copies, written = 0, 0

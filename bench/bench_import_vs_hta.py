@@ -64,8 +64,8 @@ TraceAnalysis(trace_dir=sys.argv[1])
 """
 
 
-def write_ranks(ranks: int, out: Path) -> int:
-    """One trace per rank, all of one DP group of ``ranks``; returns the bytes written."""
+def widened(ranks: int) -> dict:
+    """HTA's two-rank DDP trace with its process group widened to ``ranks`` members."""
     with gzip.open(FIXTURE, "rb") as f:
         doc = json.load(f)
     members = str(list(range(ranks)))
@@ -73,6 +73,12 @@ def write_ranks(ranks: int, out: Path) -> int:
         a = e.get("args", {})
         if a.get("Process Group Ranks") == "[0, 1]":
             a["Process Group Ranks"], a["Group size"] = members, ranks
+    return doc
+
+
+def write_ranks(ranks: int, out: Path) -> int:
+    """One trace per rank, all of one DP group of ``ranks``; returns the bytes written."""
+    doc = widened(ranks)
     info = doc["distributedInfo"]
     info["world_size"] = ranks
     info["pg_config"][0].update(pg_size=ranks, ranks=list(range(ranks)))
