@@ -164,7 +164,11 @@ def _local_rank_main(
     except BaseException as err:  # noqa: BLE001 - report every failure, then exit hard
         kind = "" if isinstance(err, ProbeError | ConfigError) else f"{type(err).__name__}: "
         message = f"{kind}{err}".strip() or type(err).__name__
-        Path(errors_dir, f"rank-{local_rank:05d}.txt").write_text(message)
+        # Written whole, then renamed: a rank ended by the launcher mid-write (the signal
+        # that stops the run reaches every rank) must not leave the launcher an empty file.
+        tmp = Path(errors_dir, f".rank-{local_rank:05d}.tmp")
+        tmp.write_text(message)
+        tmp.replace(Path(errors_dir, f"rank-{local_rank:05d}.txt"))
         print(f"[probe] {message}", file=sys.stderr, flush=True)
         sys.stdout.flush()
         # No interpreter teardown: gloo threads blocked on a dead peer must not delay exit.
@@ -175,8 +179,9 @@ def _read_errors(errors_dir: Path, procs: list, ended: set[int]) -> list[str]:
     lines = []
     for rank, p in enumerate(procs):
         file = errors_dir / f"rank-{rank:05d}.txt"
-        if file.exists():
-            lines.append(file.read_text().strip().splitlines()[0])
+        text = file.read_text().strip() if file.exists() else ""
+        if text:
+            lines.append(text.splitlines()[0])
         elif rank in ended:
             lines.append(f"rank {rank} was still running after the others failed: ended it")
         elif p.exitcode is not None and p.exitcode < 0:
