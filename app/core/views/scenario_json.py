@@ -17,7 +17,8 @@ EXTRA_AXES = ("cp", "ep")
 
 def layout_json(layout: Layout) -> dict[str, Any]:
     """Ranks, sizes, groups and node crossings. cp and ep (coordinates, the CP rings, the EP
-    groups) appear only when > 1, so a 3D scenario's layout reads as it always has."""
+    groups) appear only when > 1, and the expert-TP (etp) and expert-DP (edp) groups only when
+    etp != tp, so a 3D scenario's layout reads as it always has."""
     st, world, gpn = layout.strides, layout.world_size, layout.gpus_per_node
     extra = tuple(a for a in EXTRA_AXES if layout.size(a) > 1)
     if layout.expert_tp != layout.tp:  # MoE parallel folding: the expert-TP groups too
@@ -46,6 +47,13 @@ def layout_json(layout: Layout) -> dict[str, Any]:
         "groups": {a: layout.groups(a) for a in ("tp", "pp", "dp", *extra)},
         "crosses_node": {a: layout.crosses_node(a) for a in ("tp", "pp", "dp", *extra)},
     }
+    if "etp" in extra:
+        # The expert-DP groups, where expert gradients are reduced: Megatron-LM
+        # megatron/core/parallel_state.py builds _EXPERT_DATA_PARALLEL_GROUP from
+        # expert_decoder_rank_generator.get_ranks('dp'). Groups and crossings only, not
+        # sizes: pages.article_view rebuilds a Layout from the sizes.
+        out["groups"]["edp"] = layout.groups("edp")
+        out["crosses_node"]["edp"] = layout.crosses_node("edp")
     if extra:  # the order with cp and ep in their places, as the orders table spells it
         out["full_order"] = "-".join(a for a in mesh.full_order(layout.order) if a in
                                      ("tp", "pp", "dp", *extra))  # fmt: skip
