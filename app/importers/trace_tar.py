@@ -5,7 +5,9 @@ parsed at a time, its events streamed as a file's are (trace_files.py), and noth
 unpacked to disk. A member that is not a trace by its name (``*.json``, ``*.json.gz``), or
 is not a regular file (a link, a device), refuses the whole archive, named: an archive that
 mixes in other files is not the trace set it claims to be, and a link could point anywhere.
-Directories inside are walked, as a trace set is often archived with its folder.
+Directories inside are walked, as a trace set is often archived with its folder; profiling
+cycles (``iteration_N`` directories) are those of one folder, with nothing beside them
+(cycles.ArchiveCycles), as an upload's tar is read.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from app.core.traces import RankTrace, TraceError
 from app.core.traces.refusals import refuse
+from app.importers.cycles import ArchiveCycles
 
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz")
 
@@ -28,6 +31,7 @@ def is_tar(path: Path) -> bool:
 def read_tar(path: Path, parse, suffixes: tuple[str, ...], limit: int) -> Iterator[RankTrace]:
     """Each member's RankTrace, in archive order, ``parse(binary_file, name, gz)`` reading
     it; TraceError naming the archive and the member for anything refused."""
+    cycles = ArchiveCycles(str(path))  # profiling cycles of one folder, or none (cycles.py)
     try:
         with tarfile.open(path, mode="r|*") as tar:
             for member in tar:
@@ -38,6 +42,7 @@ def read_tar(path: Path, parse, suffixes: tuple[str, ...], limit: int) -> Iterat
                     raise refuse("member_not_file", file=name)
                 if not member.name.endswith(suffixes):
                     raise TraceError(f"{name}: not a trace by its name (*.json, *.json.gz)")
+                cycles.place(member.name)
                 if member.size > limit:
                     raise refuse("too_big", file=name, size=member.size, limit=limit)
                 f = tar.extractfile(member)

@@ -1,10 +1,13 @@
 """The file side of an upload on /runs (app/api/run_import.py): the uploaded file, already on
 disk in a private directory, into the run ``meshscope import-trace`` would make of it.
 
-One file comes per upload: a trace, a torchtitan JSONL, a Megatron log, or a ``.tar`` (the
-page packs several chosen files into one). A tar is unpacked flat into the directory, each
-member checked before any byte of it is written: a regular file (no link, no device), a
-plain name the importer reads by its suffix, and no name twice. The directory is then read
+One file comes per upload: a trace, a torchtitan JSONL, a Megatron or DeepSpeed log, or a
+``.tar`` (the page packs several chosen files into one). A tar is unpacked into the
+directory, each member checked before any byte of it is written: a regular file (no link,
+no device), a plain name the importer reads by its suffix, and no name twice. Its files
+land flat, but those of a profiling cycle (torchtitan's ``iteration_N/rankK_trace.json.gz``,
+cycles.py) keep their ``iteration_N`` directory, so each cycle's steps are read as the CLI
+reads a traces folder, not as duplicate ranks. The directory is then read
 by the CLI's own code (import_trace.prepare_any), so an upload and a CLI import of the same
 files store the same records. Every refusal names the file as the user called it, never
 the private directory.
@@ -22,6 +25,7 @@ from pathlib import Path, PurePosixPath
 from app.core.inputs.protocol import ProbeRecord, RunInfo
 from app.core.traces import TraceError
 from app.core.traces.refusals import refuse
+from app.importers.cycles import ArchiveCycles
 from app.importers.import_trace import prepare_any
 from app.importers.log_files import LOG_SUFFIXES, TRACE_SUFFIXES
 from app.importers.trace_tar import is_tar
@@ -38,9 +42,12 @@ def name_ok(name: str) -> bool:
 
 
 def unpack(archive: Path, dest: Path, limit: int) -> list[Path]:
-    """The tar's regular files, written flat into ``dest``, at most ``limit`` bytes in all
-    (a .tar.gz may hold far more than it weighs); TraceError naming the member."""
-    seen: dict[str, str] = {}
+    """The tar's regular files, written into ``dest`` as a directory import reads them
+    (cycles.ArchiveCycles: each ``iteration_N`` directory kept, every other file flat), at
+    most ``limit`` bytes in all (a .tar.gz may hold far more than it weighs); TraceError
+    naming the member."""
+    seen: dict[str, str] = {}  # the path in dest -> the member's name
+    cycles = ArchiveCycles(archive.name)
     total = 0
     try:
         with tarfile.open(archive, mode="r|*") as tar:  # one pass, front to back
@@ -48,28 +55,30 @@ def unpack(archive: Path, dest: Path, limit: int) -> list[Path]:
                 if member.isdir():
                     continue
                 where = f"{archive.name}:{member.name}"
-                base = PurePosixPath(member.name).name
-                _check_member(member, where, base, seen)
+                _check_member(member, where, seen)
+                placed = cycles.place(member.name)
+                if placed in seen:
+                    raise refuse("member_twice", file=where, name=placed, other=seen[placed])
                 total += member.size  # the header's size, before a byte is written
                 if total > limit:
                     raise refuse("archive_too_big", file=where, limit=limit)
-                seen[base] = member.name
-                with tar.extractfile(member) as src, (dest / base).open("wb") as out:
+                seen[placed] = member.name
+                (dest / placed).parent.mkdir(exist_ok=True)
+                with tar.extractfile(member) as src, (dest / placed).open("wb") as out:
                     shutil.copyfileobj(src, out, 1 << 20)
     except (tarfile.TarError, EOFError, zlib.error) as err:
         raise refuse("not_tar", file=archive.name, error=str(err)) from err
     if not seen:
         raise refuse("archive_empty", file=archive.name)
-    return [dest / base for base in seen]
+    return [dest / placed for placed in seen]
 
 
-def _check_member(member: tarfile.TarInfo, where: str, base: str, seen: dict) -> None:
+def _check_member(member: tarfile.TarInfo, where: str, seen: dict) -> None:
+    base = PurePosixPath(member.name).name
     if not member.isfile():
         raise refuse("member_not_file", file=where)
     if not name_ok(base) or not base.endswith(IMPORTABLE):
         raise refuse("member_name", file=where, suffixes=", ".join("*" + s for s in IMPORTABLE))
-    if base in seen:
-        raise refuse("member_twice", file=where, name=base, other=seen[base])
     if len(seen) >= MAX_MEMBERS:
         raise refuse("too_many_members", file=where, limit=MAX_MEMBERS)
 

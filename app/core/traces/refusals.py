@@ -36,6 +36,8 @@ TEMPLATES = {
     "member_name": "{file}: not a trace or log by its name ({suffixes})",
     "member_twice": "{file}: a second file named {name} (also {other})",
     "too_many_members": "{file}: more than {limit} files in one archive",
+    "cycle_mixed": "{file} and {other} are not in iteration_N directories of one folder: a tar "
+    "of profiling cycles holds one traces folder's iteration_N directories and nothing else",
     "rank_not_in_layout": "{file}: rank {rank} of a world of {world} does not fit {layout} "
     "({ranks} ranks)",
     "group_uneven": "process group {group} is not evenly spaced, so it is the group of no "
