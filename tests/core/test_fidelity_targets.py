@@ -61,7 +61,11 @@ def test_issue_23_has_small_one_node_rows_from_several_sources():
     assert {r.hardware for r in SMALL} >= {"a100-80g", "h100-sxm"}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23: the model is 11-48% fast on small models")
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 23: median 2.2% but max 25%: MosaicML's 2023 H100 table is 13-25% fast "
+    "(inputs match the source, test_llmfoundry_rows.py; no published Hopper-wide cause found)",
+)
 def test_small_one_node_rows_meet_issue_9s_targets():
     mags = fidelity.summary([r.error for r in SMALL])
     assert mags["max_abs"] <= 0.15 and mags["median_abs"] <= 0.05
