@@ -1,15 +1,17 @@
-"""The step summaries' additions of one transaction, folded per (run, step) and written once
-at its end: a batch of 512 records of a 1,024-rank run touches one or two steps, and an
-upsert per record was ~24 us of the writer's ~140 us a record (issue 26 item 11).
+"""The step and rank summaries' additions of one transaction, folded per (run, step) and per
+(run, rank) and written once at its end: a batch of 512 records of a 1,024-rank run touches
+one or two steps, and an upsert per record was ~24 us of the writer's ~140 us a record; a
+records frame's records are one rank's, and its upsert per record was ~10 us of ~100 (issue
+26 item 11).
 
-``add_current`` counts a new current row into its rank's summary (one upsert, as before)
-and into the fold of its step, and returns the step's (ranks, slowest step time, highest
-attempt) with the row counted, read once per step and transaction from ``step_summary``
-and kept up to date in memory, so a step's completeness costs no statement. ``flush``
-writes the folds before COMMIT. A resume recounts the steps from its resume point from the
-rows themselves, which already hold this transaction's: ``forget_from`` drops their folds
-first. Every change goes through the store's undo log, so a record refused in its
-savepoint takes its counts back; ``clear`` ends the transaction either way.
+``add_current`` counts a new current row into the folds of its rank and of its step, and
+returns the step's (ranks, slowest step time, highest attempt) with the row counted, read
+once per step and transaction from ``step_summary`` and kept up to date in memory, so a
+step's completeness costs no statement. ``flush`` writes the folds before COMMIT. A resume
+recounts the steps from its resume point, and the resumed rank's summary, from the rows
+themselves, which already hold this transaction's: ``forget_from`` drops those folds first.
+Every change goes through the store's undo log, so a record refused in its savepoint takes
+its counts back; ``clear`` ends the transaction either way.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from app.live.undo import UndoLog
 Key = tuple[str, int]  # (run, step)
 Counts = tuple[int, float, int]  # ranks, slowest step time, highest attempt
 Fold = tuple[int, float, int, float | None]  # rows added, slowest, highest attempt, least loss
+RankFold = tuple[int, int, int]  # highest attempt, highest step, rows added
 
 
 def _least(a: float | None, b: float | None) -> float | None:
@@ -34,6 +37,7 @@ class StepTally:
         self._undo = undo
         self._counts: dict[Key, Counts] = {}  # stored + folded, of steps read this transaction
         self._folds: dict[Key, Fold] = {}  # not yet written
+        self._ranks: dict[Key, RankFold] = {}  # (run, rank) -> not yet written
 
     def add_current(
         self,
@@ -45,7 +49,10 @@ class StepTally:
         step_time_s: float,
         loss: float | None,
     ) -> Counts:
-        conn.execute(summary.ADD_RANK, (run, rank, attempt, step))
+        r = self._ranks.get((run, rank))
+        rank_fold = (attempt, step, 1) if r is None else (
+            max(r[0], attempt), max(r[1], step), r[2] + 1)  # fmt: skip
+        self._undo.set(self._ranks, (run, rank), rank_fold)
         key = (run, step)
         counts = self._counts.get(key)
         if counts is None:
@@ -60,18 +67,24 @@ class StepTally:
         self._undo.set(self._folds, key, fold)
         return counts
 
-    def forget_from(self, run: str, step: int) -> None:
-        """The steps of ``run`` from ``step`` on are about to be recounted from the rows."""
+    def forget_from(self, run: str, rank: int, step: int) -> None:
+        """The steps of ``run`` from ``step`` on, and ``rank``'s summary, are about to be
+        recounted from the rows (app.live.summary.resumed)."""
         for key in [k for k in (*self._counts, *self._folds) if k[0] == run and k[1] >= step]:
             self._undo.drop(self._counts, key)
             self._undo.drop(self._folds, key)
+        self._undo.drop(self._ranks, (run, rank))
 
     def flush(self, conn: sqlite3.Connection) -> None:
         for (run, step), (n, slowest, attempt, loss) in self._folds.items():
             conn.execute(summary.ADD_STEP_ROWS, (run, step, slowest, n, attempt, loss))
+        for (run, rank), (attempt, step, n) in self._ranks.items():
+            conn.execute(summary.ADD_RANK_ROWS, (run, rank, attempt, step, n))
         self._folds.clear()
+        self._ranks.clear()
 
     def clear(self) -> None:
         """The transaction ended (committed or rolled back, the undo log already applied)."""
         self._counts.clear()
         self._folds.clear()
+        self._ranks.clear()

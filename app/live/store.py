@@ -207,7 +207,7 @@ class Store:
         summary.add_superseded(self.conn, rec.run, n + int(superseded))
         found = None
         if n:  # recounted, this row included
-            self._tally.forget_from(rec.run, rec.step)
+            self._tally.forget_from(rec.run, rec.rank, rec.step)
             summary.resumed(self.conn, rec.run, rec.rank, rec.step)
         elif not superseded:
             found = self._tally.add_current(

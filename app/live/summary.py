@@ -13,8 +13,8 @@ in-memory cache is involved (app.live.undo has nothing to restore for them):
   when its count reaches the world);
 - ``run_summary(run)``: rows kept but superseded.
 
-A current row adds to its rank's and step's summary (app.live.step_tally: the steps' once
-per transaction); a resume that supersedes rows
+A current row adds to its rank's and step's summary (app.live.step_tally: each once per
+transaction); a resume that supersedes rows
 recomputes the rank's summary and the steps from the resume point on (rare, bounded by
 what it superseded). ``RECOMPUTE_*`` are the queries the summaries stand for: the
 migration fills the tables with them, and the tests compare them with what was kept.
@@ -49,10 +49,11 @@ RECOMPUTE_STEPS = (
 )
 RECOMPUTE_SUPERSEDED = "SELECT run, COUNT(*) FROM steps WHERE superseded = 1 GROUP BY run"
 
-ADD_RANK = """INSERT INTO rank_summary (run, rank, attempt, last_step, rows)
-  VALUES (?, ?, ?, ?, 1) ON CONFLICT (run, rank) DO UPDATE SET
+# Several current rows of one rank at once (app.live.step_tally folds a transaction's).
+ADD_RANK_ROWS = """INSERT INTO rank_summary (run, rank, attempt, last_step, rows)
+  VALUES (?, ?, ?, ?, ?) ON CONFLICT (run, rank) DO UPDATE SET
   attempt = MAX(attempt, excluded.attempt), last_step = MAX(last_step, excluded.last_step),
-  rows = rows + 1"""
+  rows = rows + excluded.rows"""
 # Several current rows of one step at once (app.live.step_tally folds a transaction's).
 # MIN(loss): SQL's aggregate skips NULLs, the two-argument MIN does not, hence the CASE.
 ADD_STEP_ROWS = """INSERT INTO step_summary (run, step, step_time_s, ranks, attempt, loss)
