@@ -1,11 +1,12 @@
-"""The log side of ``meshscope import-trace``: torchtitan's structured JSONL and Megatron's
-timer lines into the probe's records (app/core/traces/phases.py), with the same stores and
-the same all-or-nothing rule as the traces.
+"""The log side of ``meshscope import-trace``: torchtitan's structured JSONL, Megatron's and
+DeepSpeed's timer lines into the probe's records (app/core/traces/phases.py), with the same
+stores and the same all-or-nothing rule as the traces.
 
 The layout: ``--dp --tp --pp --order`` when given; else Megatron's arguments block
 (tensor/pipeline sizes and world size; its default rank order tp-cp-ep-dp-pp is meshscope's
-``megatron``, tp-pp-dp with ``--use-tp-pp-dp-mapping``). torchtitan's logs do not say it:
-without the flags every rank is taken as one data-parallel replica, and the report says so.
+``megatron``, tp-pp-dp with ``--use-tp-pp-dp-mapping``). torchtitan's logs do not say it,
+nor DeepSpeed's beyond its data-parallel world_size: without the flags every rank is taken
+as one data-parallel replica, and the report says so.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from app.core.inputs.protocol import ProbeRecord, RunInfo
 from app.core.layout.topology import Layout, parse_order
 from app.core.traces import TraceError, find_stragglers
 from app.core.traces.phases import PhaseLog, build_phase_run, merge, phase_counts
-from app.importers.log_files import MEGATRON, read_logs
+from app.importers.log_files import DEEPSPEED, MEGATRON, read_logs
 
-DEFAULT_ORDERS = {MEGATRON: "megatron", "torchtitan": "torchtitan"}  # the frameworks' own
+# The frameworks' own rank orders (DeepSpeed's PipeModelDataParallelTopology: tp, dp, pp).
+DEFAULT_ORDERS = {MEGATRON: "megatron", "torchtitan": "torchtitan", DEEPSPEED: "deepspeed"}
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,11 @@
 """Which format each input file is (a Kineto trace, torchtitan's structured JSONL, a
-Megatron log), found by name and then by content; and the reading of the two logs.
+Megatron or DeepSpeed log), found by name and then by content; and the reading of the logs.
 
 By name: ``*.json``/``*.json.gz`` are traces, ``*.jsonl`` torchtitan's logs; any other file
-named on the command line, or ``*.log``/``*.txt``/``*.out`` in a directory, is read as text
-and is Megatron's when it holds Megatron's iteration or timer lines. Logs are read line by
+named on the command line, or ``*.log``/``*.txt``/``*.out`` in a directory, is read as text:
+Megatron's when it holds Megatron's per-rank timer blocks, else DeepSpeed's when it holds
+DeepSpeed's ``[Rank R] time (ms) | ...`` lines (a Megatron-DeepSpeed log may hold both: the
+per-rank blocks say more), else Megatron's when it holds its iteration lines. Logs are read line by
 line: memory is the phases kept, never a whole file.
 """
 
@@ -15,13 +17,13 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-from app.core.traces import TraceError, megatron_log, torchtitan_log
+from app.core.traces import TraceError, deepspeed_log, megatron_log, torchtitan_log
 from app.core.traces.phases import PhaseLog
 from app.core.traces.refusals import refuse
 from app.importers.cycles import files_in
 from app.importers.trace_tar import TAR_SUFFIXES
 
-KINETO, TORCHTITAN, MEGATRON = "kineto", "torchtitan", "megatron"
+KINETO, TORCHTITAN, MEGATRON, DEEPSPEED = "kineto", "torchtitan", "megatron", "deepspeed"
 TRACE_SUFFIXES = (".json", ".json.gz")
 LOG_SUFFIXES = (".jsonl", ".log", ".txt", ".out")
 MAX_LOG_BYTES = 2 << 30  # 2 GiB of text: a bound on the time an import takes
@@ -52,7 +54,11 @@ def file_format(path: Path) -> str:
     if path.name.endswith(".jsonl"):
         return TORCHTITAN
     head = _head(path)
-    if "times across ranks (ms):" in head or ("iteration " in head and "elapsed time per" in head):
+    if "times across ranks (ms):" in head:
+        return MEGATRON
+    if deepspeed_log.SNIFF.search(head):
+        return DEEPSPEED
+    if "iteration " in head and "elapsed time per" in head:
         return MEGATRON
     if head.lstrip().startswith("{") and '"log_type_name"' in head:
         return TORCHTITAN
@@ -88,6 +94,8 @@ def read_logs(paths: list[Path], fmt: str) -> list[PhaseLog]:
     """Each file parsed by its format's parser (app/core/traces), streamed line by line."""
     if fmt == TORCHTITAN:
         parse = torchtitan_log.parse_lines
+    elif fmt == DEEPSPEED:
+        parse = deepspeed_log.parse_lines
     else:  # Megatron's stamps are local wall time without a zone: read as UTC, for order
         parse = partial(megatron_log.parse_lines, clock=_stamp_seconds)
     out = []

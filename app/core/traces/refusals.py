@@ -25,7 +25,7 @@ TEMPLATES = {
     "rank_again": "{file}: rank {rank} again (also in {other})",
     "world_differs": "{file}: world_size {world}, but {other} has {other_world}: not one run",
     "unknown_format": "{file}: is neither a PyTorch profiler trace, a torchtitan structured "
-    "log nor a Megatron log with per-rank timers",
+    "log, a Megatron log with per-rank timers nor a DeepSpeed log with wall_clock_breakdown",
     "mixed_formats": "{file}: a {format} file, but {other} is a {other_format} file: import "
     "one format at a time",
     "empty_upload": "{file}: the upload is empty",
