@@ -186,7 +186,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="meshscope import-trace",
         description="Import PyTorch profiler traces (one per rank), torchtitan's structured "
-        "logs (one per rank) or a Megatron log (--timing-log-option all) as a measured run.",
+        "logs (one per rank), a Megatron log (--timing-log-option all) or a DeepSpeed log "
+        '("wall_clock_breakdown": true) as a measured run.',
     )
     add_arguments(parser)
     return parser.parse_args(argv)
