@@ -10,7 +10,7 @@ float8/README.md). Training.fp8 == "none" never reaches this module.
 from __future__ import annotations
 
 from app.core.cost.compute import gemm_efficiency, gemm_seconds, hbm_seconds
-from app.core.cost.memory_states import layer_matmul_params
+from app.core.cost.memory_states import expert_params_per_layer, layer_matmul_params
 from app.core.cost.shapes import Gemm, layer_gemms, layer_mix, rank_tokens
 from app.core.inputs.hardware import HardwareSpec
 from app.core.inputs.models import ModelSpec
@@ -96,4 +96,7 @@ def weight_cache_bytes(m: ModelSpec, t: Training, tp: int, layers: int) -> float
     use, as the 16-bit gathered one is (torchao float8 with FSDP2)."""
     if t.fp8 == "none" or t.zero >= 3:
         return 0.0
-    return layers * layer_matmul_params(m) / tp * WEIGHT_CACHE_BYTES
+    # Routed experts are split over etp, not tp (memory._expert_states holds them so).
+    routed = expert_params_per_layer(m) if m.experts else 0.0
+    per_layer = (layer_matmul_params(m) - routed) / tp + routed / t.expert_tp(tp)
+    return layers * per_layer * WEIGHT_CACHE_BYTES

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from app.core.cost import comm, durations, flops, memory, shapes, step
+from app.core.cost import comm, durations, expert_tail, flops, memory, shapes, step
 from app.core.inputs.hardware import HardwareSpec
 from app.core.inputs.models import ModelSpec
 from app.core.inputs.scenario import Scenario
@@ -176,7 +176,8 @@ def price(
         for row, end in zip(layers, ends, strict=True)
     )
     gathers = durations.zero3_messages(m, t, first)
-    tail = step.tail(rank_params, t, layout, hw, chunk_d, s.chunks, first, gathers, tensors)
+    ex = expert_tail.share(m, layout, [st.params for st in stages], layers)
+    tail = step.tail(rank_params, t, layout, hw, chunk_d, s.chunks, first, gathers, tensors, ex)
     rank_d = [Durations.mean(row) for row in chunk_d]
     batch = s.micro_batch_size * s.microbatches * s.dp
     again = recomputed_layers(m, t, layers)
@@ -188,7 +189,9 @@ def price(
     passes = max(sum(n * t.chunk_passes(n) for n in row) for row in layers) / max(
         max(sum(row) for row in layers), 1
     )
-    comm_bytes = comm.step_comm_bytes(m, t, layout, s.chunks, rank_params, layers)
+    dense = expert_tail.dense_params(rank_params, ex)  # the experts' bytes go over edp
+    comm_bytes = comm.step_comm_bytes(m, t, layout, s.chunks, dense, layers)
+    comm_bytes["dp_bytes"] += expert_tail.sent_bytes(ex, t)
     bf16 = what_if(m, t, layout, memory_args, hw, (stages, comm_bytes["tp_bytes"]), dtype="bf16")
     return Costed(
         training=t,

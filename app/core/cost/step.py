@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.cost import comm, compute, overlap
+from app.core.cost import comm, compute, expert_tail, overlap
+from app.core.cost.expert_tail import ExpertShare
 from app.core.inputs.hardware import HardwareSpec
 from app.core.inputs.training import Training
 from app.core.layout.topology import Layout
@@ -69,20 +70,25 @@ def tail(
     layers: int = 0,
     gathers: int = 0,
     tensors: int = 0,
+    experts: ExpertShare | None = None,
 ) -> Tail:
     """``durations``: per rank and chunk (durations.stage_durations), or one per rank;
     ``layers``: stage 0's layers (grad_sync_s), ``gathers``: its ZeRO-3 weight gather's
     collectives (backward_gather_s), ``tensors``: the most parameter tensors a rank steps
-    (shapes.param_tensors)."""
-    total = grad_sync_s(rank_params, t, layout, hw, layers)
+    (shapes.param_tensors); ``experts``: a mixture of experts' routed weights on that rank
+    (expert_tail.share), synced and sharded over their own group."""
+    dense = expert_tail.dense_params(rank_params, experts)
+    total = grad_sync_s(dense, t, layout, hw, layers)
+    total += expert_tail.sync_s(experts, t, layout, hw)
     # Stage 0 finishes its backward last, so its last backward is the window that counts:
     # through all its chunks, so their mean times chunks is the window.
     first = durations[0]
     first = first if isinstance(first, Durations) else Durations.mean(first)
     busy = backward_gather_s(rank_params, t, layout, hw, gathers)
-    dp_s = overlap.exposed_grad_sync_s(
-        total, rank_params, first, chunks, t.overlap_grad_reduce, busy
-    )
-    optim = compute.optimizer_seconds(rank_params, t, comm.shard_ranks(layout, t), hw, tensors)
+    synced = dense + (experts.held if experts else 0)
+    dp_s = overlap.exposed_grad_sync_s(total, synced, first, chunks, t.overlap_grad_reduce, busy)
+    shards = comm.shard_ranks(layout, t)
+    stepped = expert_tail.optimizer_params(rank_params, experts, t, shards)
+    optim = compute.optimizer_seconds(stepped, t, shards, hw, tensors)
     optim = 0.0 if t.forward_only else optim
     return Tail(total, dp_s, optim)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.core.cost import durations, memory, shapes, step
+from app.core.cost import durations, expert_tail, memory, shapes, step
 from app.core.evaluate.planner_forms import frontier, makespan, peak_inflight
 from app.core.evaluate.planner_search import GIB, Candidate
 from app.core.inputs.presets import HardwareSpec, ModelSpec
@@ -156,9 +156,10 @@ class Pass:
             self._stage_durations(m, t, layout, c.v, c.pp - 1)))  # fmt: skip
         slowest = self._cached(("slowest", *mesh, c.zero >= 3, c.param_overlap), lambda: (
             max(stage_d, key=lambda d: d.f + d.b + d.w)))  # fmt: skip
-        rank_params = max(self._params(c, m, split))
+        params = self._params(c, m, split)
         end = self._cached(("tail", *mesh, c.zero, c.grad_overlap, c.param_overlap), lambda: (
-            step.tail(rank_params, t, layout, hw, stage_d, c.v)))  # fmt: skip
+            step.tail(max(params), t, layout, hw, stage_d, c.v,
+                      experts=expert_tail.share(m, layout, params, split))))  # fmt: skip
         step_s = makespan(c, micro, slowest) + end.dp_s + end.optim_s
         return self.batch * m.seq_len / step_s
 

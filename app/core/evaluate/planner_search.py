@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
-from app.core.cost import durations, memory, shapes, step
+from app.core.cost import durations, expert_tail, memory, shapes, step
 from app.core.evaluate.planner_forms import frontier, makespan, peak_inflight
 from app.core.inputs.presets import HardwareSpec, ModelSpec
 from app.core.inputs.specs import tp_splits
@@ -206,7 +206,8 @@ def estimate(
     )
     rank_params = max(params)
     end = _cached(memo, ("tail", *mesh, c.zero, c.grad_overlap, c.param_overlap), lambda: (
-        step.tail(rank_params, t, layout, hw, stage_d, c.v)))  # fmt: skip
+        step.tail(rank_params, t, layout, hw, stage_d, c.v,
+                  experts=expert_tail.share(m, layout, params, split))))  # fmt: skip
     step_s = makespan(c, micro, slowest) + end.dp_s + end.optim_s
     peak = max(s.total_bytes for s in stages)
     return {"tokens_per_s": batch * m.seq_len / step_s, "peak_bytes": peak,
