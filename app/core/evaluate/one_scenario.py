@@ -132,12 +132,13 @@ def _staged(
     (the checks on the order, the actions, the placement), simulate (the teaching-unit
     timeline, when asked), cost (which simulates its own durations), views. Model, hardware
     and training specs are values from app.core.inputs, read where needed."""
+    model = specs.model_of(s)
+    specs.check_expert_axes(s, model)
     parallel_axes.check_axes(s)  # before the 3D world check: its world counts cp
     _check_world(s)
     hw = specs.hardware_of(s, hardware)
     layout = layout_of(s, hw.gpus_per_node)
     check(s)
-    model = specs.model_of(s)
     specs.check_model(s, model)
     parallel_axes.check_sequence(s, model.seq_len)
     parallel_axes.check_ulysses(s, model.heads, model.kv_heads or model.heads)

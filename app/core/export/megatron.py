@@ -28,9 +28,6 @@ def flags(s: Scenario, m: ModelSpec, p: Pipeline) -> tuple[list[Flag], list[str]
         ("--pipeline-model-parallel-size", s.pp),
     ]
     out += cp_flags(s)  # arguments.py; the sequence splits into 2*cp chunks (scenario check)
-    if s.ep > 1 and not m.experts:
-        raise Cannot("ep_dense", "expert parallelism needs a mixture-of-experts model "
-                     "(--num-experts); this model is dense, so ep must be 1")  # fmt: skip
     out += _pipeline(s, p)
     out += [
         ("--micro-batch-size", s.micro_batch_size),

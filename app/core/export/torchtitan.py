@@ -151,9 +151,6 @@ def _parallelism(s: Scenario, m: ModelSpec, p: Pipeline, notes: list[str]) -> Ta
             "torchtitan applies expert_tensor_parallel_degree "
             "only with ep > 1: at ep = 1 its experts split over tp; set etp to tp",
         )
-    elif s.ep > 1:
-        raise Cannot("ep_dense", "expert parallelism needs a mixture-of-experts model; "
-                     "this model is dense, so ep must be 1")  # fmt: skip
     if s.tp_comm_overlap and s.tp > 1:
         out["enable_async_tensor_parallel"] = True
     if s.pp == 1 and p.chunks > 1:

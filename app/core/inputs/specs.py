@@ -234,9 +234,25 @@ def check_model(s: Scenario, m: ModelSpec) -> None:
         )  # fmt: skip
 
 
+def check_expert_axes(s: Scenario, m: ModelSpec) -> None:
+    """ep and etp only on a mixture of experts (asked before the expert grid's folding
+    rules, parallel_axes.check_axes, which would otherwise speak of a grid that is not)."""
+    if m.experts or (s.ep == 1 and s.etp in (None, s.tp)):  # etp = tp: the default
+        return
+    # Megatron-LM arguments.py: "num_experts must be non None to use expert model
+    # parallelism"; a dense model has no expert grid to split.
+    field = "ep" if s.ep > 1 else "etp"
+    raise ScenarioError.keyed(
+        field, "scenario.ep_dense",
+        "{field} ({value}) needs a mixture of experts: this model has no experts to split",
+        field=field, value=s.ep if s.ep > 1 else s.etp,
+    )  # fmt: skip
+
+
 def check_moe(s: Scenario, m: ModelSpec) -> None:
     """A mixture of experts the router and Megatron's expert grid can run, and the
     routing-imbalance knob within what top-k routing allows."""
+    check_expert_axes(s, m)
     if not m.experts:
         return
     if not 1 <= m.top_k <= m.experts:
