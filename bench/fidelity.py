@@ -166,7 +166,8 @@ def fit(brute: bool) -> None:
         print(f"{gen} (preset {sorted(set(preset.values()))}, {len(sources)} sources): ceiling "
               f"{best} -> in-sample {line('', at_best)} held-out {line('', held)}")  # fmt: skip
         for src in sources:
-            c, pool = f.held_out[(gen, src)]
+            # Held out by origin: a source's MoE rows leave with its dense ones (fit.fit).
+            c, pool = f.held_out[(gen, src.removesuffix(" MoE"))]
             errs = [r.held_out_error for r in rows if fidelity.source_family(r.run) == src]
             on = "its generation's other sources" if pool == "generation" else "every other source"
             print(f"  {src}: held out at {c} (fitted on {on}) {line('', errs)}")

@@ -231,3 +231,30 @@ async def producers(ws_base: str, info: RunInfo, n: int) -> AsyncIterator[list[C
             await ws.send(hello(info, rank))
             await ws.recv()
         yield socks
+
+
+def ingest_steps(client, info: RunInfo) -> None:
+    """Every rank's every step of ``info`` through a TestClient's /ws/ingest, each acked.
+    A copy of AUTH: Starlette's TestClient adds its handshake headers to the dict it is
+    given, and AUTH is shared with tests whose real websockets client would send them twice."""
+    for rank in range(info.world_size):
+        with client.websocket_connect("/ws/ingest", headers=dict(AUTH)) as ws:
+            ws.send_text(hello(info, rank))
+            assert ws.receive_json()["type"] == "ack"
+            for step in range(info.steps):
+                ws.send_text(record_frame(records(info, step)[rank]))
+                assert ws.receive_json()["type"] == "ack"
+
+
+def poisoned_db(path, schema: str, step: int) -> None:
+    """A real store whose table refuses one row (rank 0, ``step``) with a trigger, the way
+    SQLite refuses an unstorable value: the error comes from the database itself."""
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        conn.executescript(schema)
+        conn.execute(
+            "CREATE TRIGGER poison BEFORE INSERT ON steps"
+            f" WHEN NEW.rank = 0 AND NEW.step = {step}"
+            " BEGIN SELECT RAISE(ABORT, 'poisoned row'); END"
+        )

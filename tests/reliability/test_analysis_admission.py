@@ -7,7 +7,7 @@ import time
 import warnings
 
 import pytest
-from support import AUTH, TOKEN, hello, record_frame, records, run_info
+from support import TOKEN, ingest_steps, run_info
 
 from app.live import analysis
 from app.main import create_app
@@ -22,18 +22,6 @@ INFO = run_info("admitted", pp=2, steps=3)
 URL = "/api/runs/admitted/analysis"
 
 
-def _ingest(client: TestClient) -> None:
-    for rank in range(INFO.world_size):
-        # A copy: Starlette's TestClient adds its handshake headers to the dict it is given,
-        # and AUTH is shared with tests whose real websockets client would send them twice.
-        with client.websocket_connect("/ws/ingest", headers=dict(AUTH)) as ws:
-            ws.send_text(hello(INFO, rank))
-            assert ws.receive_json()["type"] == "ack"
-            for step in range(INFO.steps):
-                ws.send_text(record_frame(records(INFO, step)[rank]))
-                assert ws.receive_json()["type"] == "ack"
-
-
 def test_the_analysis_takes_a_heavy_slot_and_is_computed_once(tmp_path, monkeypatch):
     calls = []
     real = analysis.analyse
@@ -45,7 +33,7 @@ def test_the_analysis_takes_a_heavy_slot_and_is_computed_once(tmp_path, monkeypa
         heavy_wait_s=1, heavy_processes=0,
     )  # fmt: skip
     with TestClient(create_app(settings)) as client:
-        _ingest(client)
+        ingest_steps(client, INFO)
         limiter = client.app.state.heavy
         token = client.portal.call(limiter.acquire)  # a long heavy request holds the slot
         try:

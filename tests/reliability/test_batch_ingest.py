@@ -12,7 +12,7 @@ import sqlite3
 import msgspec
 import pytest
 from pydantic import ValidationError
-from support import AUTH, TOKEN, ServerThread, hello, records, run_info
+from support import AUTH, TOKEN, ServerThread, hello, poisoned_db, records, run_info
 from test_fast_protocol import BASE, _mutations
 from websockets.asyncio.client import connect
 
@@ -86,21 +86,9 @@ def test_a_batch_stores_every_record_once_and_a_resend_is_idempotent(tmp_path):
     assert stats.records == STEPS and stats.duplicates == STEPS
 
 
-def _poisoned_db(path):
-    """A store whose table refuses one row with a trigger, as SQLite refuses an unstorable
-    value: the error comes from the database itself (as in test_poison_row.py)."""
-    with sqlite3.connect(path) as conn:
-        conn.executescript(SCHEMA)
-        conn.execute(
-            "CREATE TRIGGER poison BEFORE INSERT ON steps"
-            f" WHEN NEW.rank = 0 AND NEW.step = {POISONED_STEP}"
-            " BEGIN SELECT RAISE(ABORT, 'poisoned row'); END"
-        )
-
-
 def test_a_poison_record_in_a_batch_fails_alone(tmp_path):
     db = tmp_path / "m.sqlite3"
-    _poisoned_db(db)
+    poisoned_db(db, SCHEMA, POISONED_STEP)
     info = run_info("poisoned", pp=2, steps=STEPS + 1)
 
     async def scenario(srv):

@@ -7,7 +7,7 @@ import warnings
 from urllib.parse import quote
 
 import pytest
-from support import AUTH, TOKEN, hello, record_frame, records, run_info
+from support import TOKEN, ingest_steps, run_info
 
 from app.api import costs
 from app.core.inputs.protocol import MAX_EVENTS, MAX_STEP_EVENTS
@@ -50,16 +50,6 @@ class _Held:
         self.client.portal.call(self.limiter.release, self.token)
 
 
-def _ingest(client: TestClient) -> None:
-    for rank in range(INFO.world_size):
-        with client.websocket_connect("/ws/ingest", headers=dict(AUTH)) as ws:
-            ws.send_text(hello(INFO, rank))
-            assert ws.receive_json()["type"] == "ack"
-            for step in range(INFO.steps):
-                ws.send_text(record_frame(records(INFO, step)[rank]))
-                assert ws.receive_json()["type"] == "ack"
-
-
 @pytest.mark.parametrize("route", ["/api/compare", "/compare"])
 def test_a_compare_waits_for_a_slot_or_gets_429(client, route):
     path = f"{route}?s={quote(SMALL)}&s={quote(BIG)}"
@@ -84,7 +74,7 @@ def test_a_scenario_miss_is_admitted_a_hit_or_a_light_one_is_not(client):
 
 
 def test_a_page_of_steps_is_admitted_and_bounded_in_events(client):
-    _ingest(client)
+    ingest_steps(client, INFO)
     url = "/api/runs/paged/steps?since=-1"
     with _Held(client):
         busy = client.get(url)

@@ -11,7 +11,7 @@ import warnings
 from urllib.parse import quote
 
 import pytest
-from support import AUTH, TOKEN, hello, record_frame, records, run_info
+from support import TOKEN, ingest_steps, run_info
 
 from app.api import pool_jobs
 from app.api.pool import JobTimeout, WorkerPool
@@ -43,16 +43,6 @@ ROUTES = [
 ]
 
 
-def _ingest(client: TestClient) -> None:
-    for rank in range(INFO.world_size):
-        with client.websocket_connect("/ws/ingest", headers=dict(AUTH)) as ws:
-            ws.send_text(hello(INFO, rank))
-            assert ws.receive_json()["type"] == "ack"
-            for step in range(INFO.steps):
-                ws.send_text(record_frame(records(INFO, step)[rank]))
-                assert ws.receive_json()["type"] == "ack"
-
-
 @pytest.fixture
 def make(tmp_path, fidelity_board):
     clients = []
@@ -64,7 +54,7 @@ def make(tmp_path, fidelity_board):
         app.state.fidelity = fidelity_board
         client = TestClient(app).__enter__()
         clients.append(client)
-        _ingest(client)
+        ingest_steps(client, INFO)
         return client
 
     yield make

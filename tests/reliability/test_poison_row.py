@@ -7,7 +7,7 @@ import json
 import sqlite3
 
 import pytest
-from support import TOKEN, ServerThread, producers, record_frame, records, run_info
+from support import TOKEN, ServerThread, poisoned_db, producers, record_frame, records, run_info
 
 from app.core.inputs.protocol import ProbeRecord
 from app.live.store import SCHEMA, Outcome, RowRejected, Store
@@ -54,18 +54,6 @@ def test_the_audits_record_fails_alone_inside_one_group_commit(tmp_path):
     ]
 
 
-def _poisoned_db(path):
-    """A real store whose table refuses one row (rank 0, POISONED_STEP) with a trigger, the
-    way SQLite refuses an unstorable value: the error comes from the database itself."""
-    with sqlite3.connect(path) as conn:
-        conn.executescript(SCHEMA)
-        conn.execute(
-            "CREATE TRIGGER poison BEFORE INSERT ON steps"
-            f" WHEN NEW.rank = 0 AND NEW.step = {POISONED_STEP}"
-            " BEGIN SELECT RAISE(ABORT, 'poisoned row'); END"
-        )
-
-
 async def _replies_until(ws, last_step: int) -> list[dict]:
     out: list[dict] = []
     while not (out and out[-1]["type"] == "ack" and out[-1]["step"] == last_step):
@@ -98,7 +86,7 @@ async def _two_producers(srv, db) -> tuple[list[dict], list[dict], dict]:
 
 def test_a_poisoned_record_is_refused_alone_and_the_other_producer_is_acked(tmp_path):
     db = tmp_path / "m.sqlite3"
-    _poisoned_db(db)
+    poisoned_db(db, SCHEMA, POISONED_STEP)
     with ServerThread(create_app(Settings(db=db, ingest_token=TOKEN))) as srv:
         replies_a, replies_b, after = asyncio.run(_two_producers(srv, db))
     errors_a = [r for r in replies_a if r["type"] == "error"]
