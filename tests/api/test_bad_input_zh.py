@@ -34,7 +34,7 @@ ALLOWED = (
        "GPU", "global_batch", "allgather", "FSDP", "HSDP"}
     # the trace importer's refusals name formats, files and fields as the tools spell them
     | {"PyTorch", "profiler", "trace", "distributedInfo", "ProfilerStep", "prof.step",
-       "world_size", "tar"}
+       "world_size", "tar", "DeepSpeed", "wall_clock_breakdown"}
     | set(ORDER_PRESETS)
 )  # fmt: skip
 ASCII_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z_]+)*")
