@@ -148,9 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_parser(
         "import-trace",
-        help="import PyTorch profiler traces (one per rank), torchtitan structured logs or a "
-        "Megatron log as a run: meshscope import-trace PATH... --run NAME (also: meshscope "
-        "import; flags: meshscope import-trace --help)",
+        help="import PyTorch profiler traces (one per rank), torchtitan structured logs, a "
+        "Megatron or a DeepSpeed log as a run: meshscope import-trace PATH... --run NAME "
+        "(also: meshscope import; flags: meshscope import-trace --help)",
     )
     return parser
 
