@@ -275,6 +275,20 @@ class TooLargeToEmbed(Exception):
         return {"deferred": {"bytes": self.size, "limit": self.limit}}
 
 
+def offloaded(request: Request, run: Evaluator) -> Evaluator:
+    """``run``, but a heavy miss of the app's own cache evaluated in a worker process
+    (app/api/pool.py), as /api/scenario's: the overview page's view model."""
+    cache = request.app.state.scenario_cache
+    admission = heavy(request)
+
+    def pooled(scenario: Any) -> dict[str, Any]:
+        if run != cache.model:
+            return run(scenario)  # a test's own evaluator
+        return cache.model(scenario, admission.pool_for(costs.scenario(scenario)) is not None)
+
+    return pooled
+
+
 def embed_bounded(request: Request, run: Evaluator) -> Evaluator:
     """``run``, but raising TooLargeToEmbed for a view model over the embed bound. With the
     app's own cache the size is the cached JSON's, known before any parse."""

@@ -2,11 +2,14 @@
 
 Each row links to its scenario in the overview and the flow view. A bad parameter renders
 the form with the reason beside it, and status 422. The search runs as /api/plan's does:
-bounded in candidates, on the thread pool, under a heavy-request slot (429 when none).
+bounded in candidates, in a worker process, under a heavy-request slot (429 when none).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from functools import partial
 from typing import Any, get_args
 from urllib.parse import urlencode
 
@@ -16,10 +19,13 @@ from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app import i18n
+from app.api import costs
 from app.api.hardware import Registry, RegistryDep
 from app.api.limits import heavy
 from app.api.page_data import errors_by_field, reason_text, respond
 from app.api.plan import KNOBS, Board, PlanQuery, run_plan
+from app.api.pool import WorkerPool
+from app.api.pool_jobs import remote_plan
 from app.core.evaluate.planner_fp8 import SEARCH
 from app.core.inputs.presets import MODELS
 from app.core.inputs.scenario import ScenarioError
@@ -131,7 +137,9 @@ def build_plan(
     max_candidates: int | None = None,
     catalog: i18n.Catalog | None = None,
     fidelity: Board | None = None,
+    planner: Callable[..., dict[str, Any]] = run_plan,
 ) -> dict[str, Any]:
+    """The page's data; ``planner``: run_plan, or the same in a worker process (_pooled)."""
     catalog = catalog or i18n.default()  # its languages are the ones lang may name
     lang = params.get("lang", "en")
     errors: dict[str, str] = {}
@@ -146,7 +154,7 @@ def build_plan(
         # An empty sequence length is the form's "the model's own" (PlanQuery's None).
         given = {k: v for k, v in params.items() if k != "lang" and (k, v) != ("seq_len", "")}
         query = PlanQuery.model_validate(given)
-        result = run_plan(query, registry, max_candidates, fidelity)
+        result = planner(query, registry, max_candidates, fidelity)
     except ValidationError as exc:
         errors.update(errors_by_field(exc, lang, catalog))
     except ScenarioError as exc:
@@ -159,6 +167,12 @@ def build_plan(
         "view_keys": ["lang"],
         "errors": errors,
     }
+
+
+def _pooled(pool: WorkerPool, q: PlanQuery, *args: Any) -> dict[str, Any]:
+    """run_plan in the app's worker pool (as /api/plan's): the search held the server's GIL
+    (issue 26); the page renders the very JSON /api/plan returns."""
+    return json.loads(remote_plan(pool, q, *args))
 
 
 def _bf16_link(searched: dict[str, Any] | None, lang: str) -> str | None:
@@ -183,7 +197,12 @@ def make_router() -> APIRouter:
         bound = request.app.state.settings.plan_max_candidates
         catalog = request.app.state.i18n
         board = request.app.state.fidelity  # rows judged against the published runs
-        data = await heavy(request).run(build_plan, params, registry, bound, catalog, board)
+        admission = heavy(request)
+        pool = admission.pool_for(costs.PLAN)
+        planner = run_plan if pool is None else partial(_pooled, pool)
+        data = await admission.run(
+            build_plan, params, registry, bound, catalog, board, planner, cost=costs.PLAN
+        )
         lang, errors = data["state"]["lang"], data["errors"]
         t = catalog.translator(lang)
         return respond(
