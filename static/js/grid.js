@@ -5,7 +5,10 @@ import { bindInput } from "./grid_input.js";
 import { CROSS, DIM, GROUP, categorical } from "./palette.js";
 
 const DETAIL_PX = 5; // below this a cell is too small to point at: aggregate by node
-const EXTRA = ["cp", "ep"]; // axes beyond the article's three, in the layout only when > 1
+// Axes beyond the article's three, in the layout only when used: cp, ep when > 1; etp and edp
+// (MoE parallel folding's expert-TP and expert-DP groups) only when etp != tp.
+const EXTRA = ["cp", "ep", "etp", "edp"];
+const FOLD_DASH = [5, 3]; // the expert grid's groups are dashed, inside the dense outlines
 // A canvas does not inherit the page's font stack: name the shipped CJK face too, or "节点 0"
 // is boxes on a box without Chinese fonts (app.css's @font-face "Meshscope CJK").
 const FAMILY = 'system-ui, "Noto Sans CJK SC", "Microsoft YaHei", "Meshscope CJK", sans-serif';
@@ -160,18 +163,21 @@ export class RankGrid {
     ctx.textBaseline = "alphabetic";
   }
 
-  outline(ranks, colour, width) {
+  // A rectangle inside each cell; ``inner`` pushes it further in (a ring inside the others).
+  outline(ranks, colour, width, dash = null, inner = 0) {
     const { ctx } = this;
     const s = this.px();
     ctx.strokeStyle = colour;
     ctx.lineWidth = width;
+    if (dash) ctx.setLineDash(dash);
     ctx.beginPath();
     for (const r of ranks) {
       const [x, y] = this.toScreen(...cellOrigin(this.geom, r));
-      const inset = Math.min(width / 2, s / 4);
+      const inset = inner ? Math.min(width / 2 + inner, s / 3) : Math.min(width / 2, s / 4);
       ctx.rect(x + inset, y + inset, s - 2 * inset, s - 2 * inset);
     }
     ctx.stroke();
+    if (dash) ctx.setLineDash([]);
   }
 
   // Pipeline links upstream -> downstream (a ring closes back to its first member, as KV
@@ -226,6 +232,10 @@ export class RankGrid {
       this.outline(groups.dp, GROUP.dp, w);
       this.outline(groups.tp, GROUP.tp, w);
       if (groups.ep) this.outline(groups.ep, GROUP.ep, Math.max(1.5, w - 1));
+      // Expert-TP and expert-DP groups share only the selected rank: one inner dashed ring.
+      for (const a of ["etp", "edp"]) {
+        if (groups[a]) this.outline(groups[a], GROUP[a], w, FOLD_DASH, w);
+      }
       if (groups.cp) this.drawPipeline(groups.cp, GROUP.cp, true);
       this.drawPipeline(groups.pp);
       this.outline([sel], GROUP.self, w + 1);

@@ -6,7 +6,7 @@ import { el } from "./fmt.js";
 import { RankGrid } from "./grid.js";
 import { showTip } from "./grid_input.js";
 import { renderOrders } from "./orders.js";
-import { categorical } from "./palette.js";
+import { GROUP, categorical } from "./palette.js";
 import { renderSelection, tipHtml } from "./rankinfo.js";
 import { initial, refetch, setParams, tr } from "./state.js";
 
@@ -46,6 +46,24 @@ function legend() {
     box.append(item);
   }
   if (count > 16) box.append(el("span", { class: "item" }, `… ${count}`));
+  foldKey(box);
+}
+
+// MoE parallel folding: name the dashed expert-TP and expert-DP outlines a click draws, and
+// whether their groups leave a node. The core sends them only when etp != tp, so a default
+// page's legend is as it was.
+function foldKey(box) {
+  const lay = model.layout;
+  const axes = ["etp", "edp"].filter((a) => lay.groups[a]);
+  if (!axes.length) return;
+  box.append(el("span", { class: "fold-break", style: "flex-basis:100%;height:0" }));
+  for (const axis of axes) {
+    const where = tr(lay.crosses_node[axis] ? "crosses" : "within");
+    const item = el("span", { class: "item fold", "data-axis": axis });
+    const swatch = `box-sizing:border-box;background:transparent;border:2px dashed ${GROUP[axis]}`;
+    item.append(el("i", { style: swatch }), `${tr(`group.${axis}`)}: ${where}`);
+    box.append(item);
+  }
 }
 
 // cp and ep are choices only while the scenario uses them (the layout has them when > 1).

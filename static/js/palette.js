@@ -23,6 +23,7 @@ export const KIND = {
 export const GROUP = {
   tp: "#e6550d", pp: "#3182bd", dp: "#31a354", self: "#111111",
   cp: "#9e4fb8", ep: "#c51b8a", // the CP ring and the EP group (drawn only when cp, ep > 1)
+  etp: "#b07d00", edp: "#0f8b8d", // expert-TP and expert-DP groups (only when etp != tp)
 };
 export const CROSS = "#d62728";
 export const DIM = "#d9d9d9";

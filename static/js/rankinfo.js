@@ -3,6 +3,9 @@ import { el, rankList } from "./fmt.js";
 import { GROUP } from "./palette.js";
 import { tr } from "./state.js";
 
+const FOLDED = ["etp", "edp"]; // the expert grid's groups, sent only when etp != tp
+const EXTRA = ["cp", "ep", ...FOLDED];
+
 function nodesOf(layout, ranks) {
   return new Set(ranks.map((r) => layout.ranks[r].node));
 }
@@ -32,14 +35,15 @@ export function tipHtml(grid, h) {
     `${tr("group.tp")}: ${rankList(g.tp, n, 8)}`,
     `${tr("group.pp")}: ${rankList(g.pp, n, 8).replaceAll(", ", " → ")}`,
     `${tr("group.dp")}: ${rankList(g.dp, n, 8)}`,
-    ...["cp", "ep"].filter((a) => g[a]).map((a) => `${tr(`group.${a}`)}: ${rankList(g[a], n, 8)}`),
+    ...EXTRA.filter((a) => g[a]).map((a) => `${tr(`group.${a}`)}: ${rankList(g[a], n, 8)}`),
   ].join("<br>");
 }
 
 function groupRow(layout, axis, label, ranks, sep = ", ") {
   const crosses = nodesOf(layout, ranks).size > 1;
   const row = el("div", { class: "group-row", "data-axis": axis });
-  const swatch = el("span", { class: "swatch", style: `border-color:${GROUP[axis]}` });
+  const dashed = FOLDED.includes(axis) ? ";border-style:dashed" : ""; // as grid.js draws them
+  const swatch = el("span", { class: "swatch", style: `border-color:${GROUP[axis]}${dashed}` });
   row.append(swatch, el("b", {}, `${label}: `));
   row.append(el("span", { class: "members" }, rankList(ranks, tr("ranks_count"), 16).replaceAll(", ", sep)));
   const badge = el("span", { class: crosses ? "badge cross" : "badge within" });
@@ -81,4 +85,6 @@ export function renderSelection(box, grid, rank) {
   // The CP ring (KV blocks go round it) and the EP group, each with its node badge.
   if (g.cp) box.append(groupRow(lay, "cp", tr("group.cp"), g.cp, " → "));
   if (g.ep) box.append(groupRow(lay, "ep", tr("group.ep"), g.ep));
+  // MoE parallel folding (etp != tp): the expert layers' own TP and DP groups.
+  for (const a of FOLDED) if (g[a]) box.append(groupRow(lay, a, tr(`group.${a}`), g[a]));
 }
