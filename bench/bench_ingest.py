@@ -19,8 +19,9 @@ probe reporting each step as it ends) and ``--batch`` consecutive records of a r
 agent's forwarding), printed side by side.
 
 ``--baseline DIR`` also runs each mesh against a server started from DIR (another
-checkout, e.g. ``git archive <commit> | tar -x -C DIR``), one record per frame, first, and
-prints the ratios: a before/after on the same machine within minutes.
+checkout, e.g. ``git archive <commit> | tar -x -C DIR``) first, one record per frame and
+``--batch`` records per frame (``before/1``, ``before/16``), and prints the ratios of the
+same framing: a before/after on the same machine within minutes.
 
 Meshes: 8 ranks = dp2 x tp2 x pp2 (1f1b, m=4); 64 ranks = dp4 x tp4 x pp4 (1f1b, m=8);
 1,024 ranks = dp32 x tp4 x pp8 (1f1b, m=4; 34 events a record, under the 58 a record of a
@@ -199,8 +200,9 @@ def main() -> None:
           f"{'other us':>8}")  # fmt: skip
     single, batched = "this/1", f"this/{args.batch}"
     runs = [(single, ROOT, 1), (batched, ROOT, args.batch)]
+    before_single, before_batched = "before/1", f"before/{args.batch}"
     if args.baseline:
-        runs.insert(0, ("before", args.baseline, 1))
+        runs[:0] = [(before_single, args.baseline, 1), (before_batched, args.baseline, args.batch)]
     for ranks in (int(r) for r in args.ranks.split(",")):
         steps = args.steps if ranks <= 8 else max(args.steps // (4 if ranks <= 64 else 10), 10)
         got = {}
@@ -209,8 +211,8 @@ def main() -> None:
             print(_line(label, got[label]), flush=True)
         _ratio(f"{batched} vs {single}", ranks, got[single], got[batched])
         if args.baseline:
-            _ratio(f"{single} vs before", ranks, got["before"], got[single])
-            _ratio(f"{batched} vs before", ranks, got["before"], got[batched])
+            _ratio(f"{single} vs {before_single}", ranks, got[before_single], got[single])
+            _ratio(f"{batched} vs {before_batched}", ranks, got[before_batched], got[batched])
 
 
 def _ratio(what: str, ranks: int, before: dict, now: dict) -> None:
