@@ -22,7 +22,15 @@ import hmac
 from fastapi import APIRouter, WebSocket
 
 from app.core.inputs.protocol import BATCH_HEADER, MAX_BATCH_RECORDS
-from app.live.ingest_session import Fatal, PendingAck, PendingBatch, Session, error
+from app.live.ingest_session import (
+    Fatal,
+    PendingAck,
+    PendingBatch,
+    Session,
+    ack_of,
+    error,
+    what_of,
+)
 from app.live.rates import TokenBucket
 from app.live.services import Live
 from app.live.store import RowRejected
@@ -58,7 +66,7 @@ class Room:
 
 def _weight(reply) -> int:
     if isinstance(reply, PendingBatch):
-        return len(reply.acks)
+        return len(reply.recs)
     return 1 if isinstance(reply, PendingAck) else 0
 
 
@@ -184,11 +192,11 @@ async def _send_batch(ws: WebSocket, item: PendingBatch) -> bool:
         await ws.close(code=INTERNAL_ERROR)
         return False
     latest = None
-    for result, ack, what in zip(results, item.acks, item.whats, strict=True):
+    for result, rec in zip(results, item.recs, strict=True):
         if isinstance(result, RowRejected):
-            await ws.send_text(error("bad_frame", f"{what} was not stored: {result}"))
+            await ws.send_text(error("bad_frame", f"{what_of(rec)} was not stored: {result}"))
         else:
-            latest = ack
+            latest = rec
     if latest is not None:
-        await ws.send_text(latest)
+        await ws.send_text(ack_of(latest))
     return True

@@ -50,8 +50,7 @@ class PendingAck:
 @dataclass(frozen=True)
 class PendingBatch:
     future: asyncio.Future  # the records' commit: their results in order (Writer.submit_many)
-    acks: list[str]  # each record's ack frame
-    whats: list[str]  # each record's name for the error frame if the store refuses it
+    recs: list  # submitted; ack_of/what_of only when sent (one ack covers a whole frame)
 
 
 class Fatal(Exception):
@@ -131,13 +130,13 @@ def _fast_frame(text: str):
         return None
 
 
-def _ack(rec: AnyRecord) -> str:
+def ack_of(rec: AnyRecord) -> str:
     # AckFrame's JSON, written directly (a run name is [A-Za-z0-9._-]: nothing to escape).
     return (f'{{"type":"ack","run":"{rec.run}","rank":{rec.rank},'
             f'"attempt":{rec.attempt},"step":{rec.step}}}')  # fmt: skip
 
 
-def _what(rec: AnyRecord) -> str:
+def what_of(rec: AnyRecord) -> str:
     return f"record of step {rec.step} (attempt {rec.attempt})"
 
 
@@ -147,6 +146,7 @@ class Session:
         self.hello: HelloFrame | None = None
         self.layout: Layout | None = None
         self.coord = None  # the layout's coordinate of the hello's rank
+        self.cap = 0  # the run's events cap (RunInfo.events_cap), found once at the hello
         self.strikes = 0
 
     async def handle(self, text: str | None, data: bytes | None) -> list:
@@ -218,6 +218,7 @@ class Session:
             raise Fatal(error("bad_frame", welcome.conflict, fatal=True), welcome.conflict)
         first = self.hello is None
         self.hello, self.layout, self.coord = hello, layout, layout.coord(hello.rank)
+        self.cap = info.events_cap()
         await self.live.watch(info)
         if first:
             restarted = welcome.cursor is not None and hello.attempt > welcome.cursor[0]
@@ -236,14 +237,14 @@ class Session:
             return self._strike(problem)
         # A partial record (the step this rank did not finish) is kept apart from the steps.
         future = self.live.writer.submit("stop" if rec.stopped else "record", rec, time.time())
-        return [PendingAck(future, _ack(rec), _what(rec))]
+        return [PendingAck(future, ack_of(rec), what_of(rec))]
 
     def _on_records(self, recs: list) -> list:
         """A records frame: every record admitted as ``_on_record`` would, the admitted ones
         in one group (one transaction), one strike for the frame if any was refused."""
         if self.hello is None:
             return self._strike("say hello before sending records")
-        ops, acks, whats, refused = [], [], [], []
+        ops, admitted, refused = [], [], []
         now = time.time()
         for i, rec in enumerate(recs):
             rec, problem = self._admit(rec)
@@ -251,9 +252,8 @@ class Session:
                 refused.append(f"records.{i}: {problem}")
                 continue
             ops.append(("stop" if rec.stopped else "record", (rec, now)))
-            acks.append(_ack(rec))
-            whats.append(_what(rec))
-        out = (PendingBatch(self.live.writer.submit_many(ops), acks, whats),) if ops else ()
+            admitted.append(rec)
+        out = (PendingBatch(self.live.writer.submit_many(ops), admitted),) if ops else ()
         if not refused:
             return list(out)
         return self._strike(refused[-1], before=out, more=tuple(refused[:-1]))
@@ -263,7 +263,7 @@ class Session:
         problem = self._check(rec)
         if problem:
             return rec, problem
-        cap = self.hello.info.events_cap()
+        cap = self.cap
         fitted = fit_events(rec, cap)
         if fitted is None:
             return rec, f"events: more F, B and W than {cap} per record in this world"
