@@ -14,13 +14,14 @@ from app import i18n
 from tests.page_html import page_data
 
 ZH = i18n.strings("zh")
+MOE = "model=mixtral-8x7b"  # ep needs experts to split (scenario.ep_dense)
 
 
 def test_cp_and_ep_appear_in_the_layout_only_when_used(client):
     flat = client.get("/api/scenario?dp=2&tp=2&pp=2").json()["layout"]
     assert set(flat["sizes"]) == {"dp", "pp", "tp"} and "full_order" not in flat
     assert set(flat["ranks"][0]) == {"rank", "dp", "pp", "tp", "node"}
-    res = client.get("/api/scenario?dp=2&tp=2&pp=2&cp=2&ep=4&order=megatron-5d")
+    res = client.get(f"/api/scenario?{MOE}&dp=2&tp=2&pp=2&cp=2&ep=4&order=megatron-5d")
     assert res.status_code == 200, res.text
     lay = res.json()["layout"]
     assert lay["world_size"] == 16 and lay["sizes"]["cp"] == 2 and lay["sizes"]["ep"] == 4
@@ -40,9 +41,10 @@ def test_the_orders_table_permutes_cp_when_used(client):
     [
         ("cp=3", "cp", "scenario.cp_chunks", "2*cp = 6 equal chunks"),  # llama3-8b: 8,192
         ("cp=2&seq_len=2050&layers=2&hidden=64&heads=4", "cp", "scenario.cp_chunks", "2050"),
-        ("dp=2&cp=1&ep=4&order=megatron-5d", "ep", "scenario.ep_divides", "dp*cp = 2*1 = 2"),
-        ("dp=2&cp=2&ep=3&order=megatron-5d", "ep", "scenario.ep_divides", "ep = 3"),
-        ("dp=2&pp=2&ep=2", "ep", "scenario.ep_pipeline", "put pp last"),
+        (f"{MOE}&dp=2&cp=1&ep=4&order=megatron-5d", "ep", "scenario.ep_divides", "2*1 = 2"),
+        (f"{MOE}&dp=2&cp=2&ep=3&order=megatron-5d", "ep", "scenario.ep_divides", "ep = 3"),
+        (f"{MOE}&dp=2&pp=2&ep=2", "ep", "scenario.ep_pipeline", "put pp last"),
+        ("dp=2&cp=2&ep=2&order=megatron-5d", "ep", "scenario.ep_dense", "no experts"),
         ("dp=512&tp=8&pp=16&cp=2", "cp", "scenario.world_cp", "= 131072 > 65536"),
         ("cp=0", "cp", None, ""),
         ("ep=x", "ep", None, ""),

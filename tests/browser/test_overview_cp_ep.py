@@ -11,7 +11,7 @@ from tests.browser.test_views import canvas_data, click_rank, ints
 pytestmark = pytest.mark.browser
 
 # 16 ranks on 4 nodes of 4: the CP ring of rank 13 stays in its node, its EP group crosses.
-QUERY = "dp=2&tp=2&pp=2&cp=2&ep=4&order=megatron-5d&gpus_per_node=4"
+QUERY = "model=mixtral-8x7b&dp=2&tp=2&pp=2&cp=2&ep=4&order=megatron-5d&gpus_per_node=4"
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
