@@ -3,10 +3,9 @@
 ``Session.handle`` takes one inbound message and returns what to send back, in order:
 strings (an ack for hello, error frames), ``PendingAck`` (a record's ack, sent once its
 transaction commits) and ``PendingBatch`` (a records frame's acks, the same per record).
-Nothing invalid is stored: a bad frame gets an error frame and a
-strike; ``max_strikes`` of them, or one fatal error, closes the connection (1008). A valid
-record the store still refuses (``RowRejected``) gets a non-fatal error naming it, and the
-connection goes on.
+Nothing invalid is stored: a bad frame gets an error frame and a strike; ``max_strikes`` of
+them, or one fatal error, closes the connection (1008). A valid record the store still
+refuses (``RowRejected``) gets a non-fatal error naming it, and the connection goes on.
 
 A records frame is validated whole (malformed: one bad frame naming ``records.<i>.<field>``,
 nothing stored); then each record is admitted as alone, the admitted ones go to the writer
@@ -107,8 +106,7 @@ def fit_events(rec: AnyRecord, cap: int) -> AnyRecord | None:
         over = len(events) - cap
         if over <= 0:
             break
-        seen = 0
-        kept = []
+        seen, kept = 0, []
         for e in reversed(events):  # the latest of the kind go, as in gpu_probe/train.py
             if e.kind == kind and seen < over:
                 seen += 1
@@ -146,7 +144,8 @@ class Session:
         self.hello: HelloFrame | None = None
         self.layout: Layout | None = None
         self.coord = None  # the layout's coordinate of the hello's rank
-        self.cap = 0  # the run's events cap (RunInfo.events_cap), found once at the hello
+        # Found once at the hello: the run's events cap, (run, rank, dp, pp, tp) of its rank.
+        self.cap, self.mine = 0, None
         self.strikes = 0
 
     async def handle(self, text: str | None, data: bytes | None) -> list:
@@ -197,10 +196,7 @@ class Session:
         info = hello.info
         if hello.rank >= info.world_size:
             return self._strike(f"rank {hello.rank} outside a world of {info.world_size}")
-        if self.hello is not None and (self.hello.info.run, self.hello.rank) != (
-            info.run,
-            hello.rank,
-        ):
+        if self.mine is not None and self.mine[:2] != (info.run, hello.rank):
             return self._strike("one connection speaks for one (run, rank)")
         try:
             layout = Layout(info.dp, info.tp, info.pp, parse_order(info.order), info.gpus_per_node)
@@ -218,7 +214,8 @@ class Session:
             raise Fatal(error("bad_frame", welcome.conflict, fatal=True), welcome.conflict)
         first = self.hello is None
         self.hello, self.layout, self.coord = hello, layout, layout.coord(hello.rank)
-        self.cap = info.events_cap()
+        c = self.coord
+        self.cap, self.mine = info.events_cap(), (info.run, hello.rank, c.dp, c.pp, c.tp)
         await self.live.watch(info)
         if first:
             restarted = welcome.cursor is not None and hello.attempt > welcome.cursor[0]
@@ -260,13 +257,16 @@ class Session:
 
     def _admit(self, rec: AnyRecord) -> tuple[AnyRecord, str | None]:
         """The record as stored (within the run's events cap), or why it is refused."""
+        c, hello = rec.coord, self.hello  # the common case at once, _check's reasons if not
+        ok = (rec.run, rec.rank, c.dp, c.pp, c.tp) == self.mine and len(rec.events) <= self.cap
+        if ok and rec.attempt <= hello.attempt and rec.step < hello.info.steps:
+            return rec, None
         problem = self._check(rec)
         if problem:
             return rec, problem
-        cap = self.cap
-        fitted = fit_events(rec, cap)
+        fitted = fit_events(rec, self.cap)
         if fitted is None:
-            return rec, f"events: more F, B and W than {cap} per record in this world"
+            return rec, f"events: more F, B and W than {self.cap} per record in this world"
         return fitted, None
 
     def _check(self, rec: AnyRecord) -> str | None:
