@@ -9,7 +9,7 @@ server's peak RSS (VmHWM), and each heavy request's status, bytes and seconds. B
 healthz (a sync route, so each answer hops to the thread pool), a cached /api/scenario is
 polled too: an async route answered on the event loop, i.e. the loop's own latency.
 
-    python bench/bench_heavy.py [--mix traces|mixed|admitted|misses|runs|all] [--idle-s 3]
+    python bench/bench_heavy.py [--mix traces|mixed|admitted|misses|pages|runs|all] [--idle-s 3]
                                 [--app-root OTHER_CHECKOUT] [--baseline GIT_REF]
 
 Heavy sets: ``traces`` is 4 x /api/trace at the Scenario's bound (p=64, m=512, v=4: 393k
@@ -74,6 +74,13 @@ MIXES = {
         f"/api/runs/{RUN}/analysis?window=50",
     ],  # fmt: skip
     "misses": [miss(i) for i in range(4)],
+    # The pages that evaluate what they embed: two overview misses, the planner's page, a flow.
+    "pages": [
+        f"/?{BIGGEST}&p2p_time=0.31",
+        f"/?{BIGGEST}&p2p_time=0.32",
+        PLAN.replace("/api/plan", "/plan"),
+        f"/flow?{ZB}",
+    ],  # fmt: skip
     # The stored run's own heavy reads, without the compare that takes every slot first.
     "runs": [
         f"/api/runs/{RUN}/steps?since=-1&limit=20000",
