@@ -56,8 +56,10 @@ class Costed:
     # Rank 0's mean chunk forward without the embedding: what teaching units are scaled by,
     # so a teaching scenario's drawn tail does not move with the embedding's cost.
     teaching_ref_f: float
-    full_recompute: WhatIf | None  # None for a forward-only step: nothing to recompute
-    bf16: WhatIf
+    # The advice's what-ifs; None for a forward-only step (nothing to recompute) or where the
+    # caller reads no advice (price's what_ifs=False: the planner's rows never show it).
+    full_recompute: WhatIf | None
+    bf16: WhatIf | None
 
 
 def links_of(layout: Layout, hw: HardwareSpec) -> dict[str, str]:
@@ -132,6 +134,22 @@ def _unit_plans(s: Scenario, actions: list[list[Action]], cache: dict | None) ->
     return cache[key]
 
 
+def _timeline(
+    s: Scenario, actions: list[list[Action]], chunk_d: list, plans: list | None, cache: dict | None
+) -> Timeline:
+    """simulate, once per (schedule, pp, microbatches, v, durations) in ``cache``: the
+    planner's shortlist holds candidates that differ only in what the pipeline never sees
+    (ZeRO stage, gradient overlap, HSDP groups...), which simulate alike. The Timeline is
+    frozen and its readers never change it, so the candidates share it (and its events)."""
+    if cache is None:
+        return simulate(s.schedule, actions, chunk_d, s.virtual_stages, plans)
+    key = ("timeline", s.schedule, s.pp, s.microbatches, s.virtual_stages,
+           tuple(map(tuple, chunk_d)))  # fmt: skip
+    if key not in cache:
+        cache[key] = simulate(s.schedule, actions, chunk_d, s.virtual_stages, plans)
+    return cache[key]
+
+
 def price(
     s: Scenario,
     m: ModelSpec,
@@ -141,9 +159,12 @@ def price(
     pipe: Pipeline,
     actions: list[list[Action]],
     cache: dict | None = None,
+    what_ifs: bool = True,
 ) -> Costed:
     """``cache``: one caller's dict (one plan's, evaluate.one_scenario.prepare) keeping what
-    the pipeline's shape alone decides (_by_order, _unit_plans)."""
+    the pipeline's shape alone decides (_by_order, _unit_plans, _timeline); ``what_ifs``:
+    False leaves out the advice's full_recompute and bf16 what-ifs (None), each one more
+    memory pricing, for a caller that shows no advice (the planner)."""
     layers, ends, head = pipe.layers, pipe.ends, pipe.head_rank
     # Ranks hold and compute the padded vocabulary; the model's FLOPs (MFU) count its own.
     m, given = shapes.as_held(m, s.tp, t.vocab_multiple, s.ep, s.routing_imbalance), m
@@ -152,7 +173,7 @@ def price(
         m, hw, t, layout, s.chunks, head, layers, ends, pairs
     )
     plans = _unit_plans(s, actions, cache) if s.schedule in RELEASE_BY_UNIT else None
-    timeline = simulate(s.schedule, actions, chunk_d, s.virtual_stages, plans)
+    timeline = _timeline(s, actions, chunk_d, plans, cache)
     # Unequal chunks on a rank: which are in flight at the peak matters (one more pass).
     uneven = any(len(set(row)) > 1 for row in layers)
     held = None
@@ -192,7 +213,14 @@ def price(
     dense = expert_tail.dense_params(rank_params, ex)  # the experts' bytes go over edp
     comm_bytes = comm.step_comm_bytes(m, t, layout, s.chunks, dense, layers)
     comm_bytes["dp_bytes"] += expert_tail.sent_bytes(ex, t)
-    bf16 = what_if(m, t, layout, memory_args, hw, (stages, comm_bytes["tp_bytes"]), dtype="bf16")
+    bf16 = full = None
+    if what_ifs:
+        known = (stages, comm_bytes["tp_bytes"])
+        bf16 = what_if(m, t, layout, memory_args, hw, known, dtype="bf16")
+        bf16 = replace(bf16, gemm_rate=hw.matmul_tflops(2) / hw.matmul_tflops(t.element_bytes))
+    if what_ifs and not t.forward_only:
+        change = {"recompute": "full", "recompute_layers": None, "selective_ac": "attention"}
+        full = what_if(m, t, layout, memory_args, hw, **change)
     return Costed(
         training=t,
         timeline=timeline,
@@ -210,17 +238,6 @@ def price(
         hardware_flops=hw_f,
         recomputed=again,
         teaching_ref_f=rank_d[0].f - durations.embedding_seconds(m, hw, t, layout)[0] / s.chunks,
-        full_recompute=None
-        if t.forward_only
-        else what_if(
-            m,
-            t,
-            layout,
-            memory_args,
-            hw,
-            recompute="full",
-            recompute_layers=None,
-            selective_ac="attention",
-        ),
-        bf16=replace(bf16, gemm_rate=hw.matmul_tflops(2) / hw.matmul_tflops(t.element_bytes)),
+        full_recompute=full,
+        bf16=bf16,
     )

@@ -105,13 +105,14 @@ def _check_fb_time(s: Scenario) -> None:
 
 
 def prepare(
-    s: Scenario, hardware: Registry = HARDWARE, cache: dict | None = None
+    s: Scenario, hardware: Registry = HARDWARE, cache: dict | None = None, what_ifs: bool = True
 ) -> tuple[Layout, list[list[schedules.Action]], prediction.Prediction]:
     """Validate, then lay out, schedule and cost one scenario (no JSON of the layout).
     ``cache``: a dict owned by one caller pricing many scenarios (one plan), in which what
     depends on the pipeline's shape alone (the actions, the split-backward frontier) is kept
-    by that shape; its readers never change them."""
-    layout, actions, cost, _ = _staged(s, hardware, None, cache)
+    by that shape; its readers never change them. ``what_ifs``: False for a caller that
+    reads no advice (cost.predict.price: its memory what-ifs are left out)."""
+    layout, actions, cost, _ = _staged(s, hardware, None, cache, what_ifs)
     return layout, actions, cost
 
 
@@ -126,7 +127,11 @@ def _built(s: Scenario, cache: dict | None) -> list[list[schedules.Action]]:
 
 
 def _staged(
-    s: Scenario, hardware: Registry, teaching: DurationsLike | None, cache: dict | None = None
+    s: Scenario,
+    hardware: Registry,
+    teaching: DurationsLike | None,
+    cache: dict | None = None,
+    what_ifs: bool = True,
 ) -> tuple[Layout, list[list[schedules.Action]], prediction.Prediction, Timeline | None]:
     """One scenario through the stages, each entered once and in order: layout, schedules
     (the checks on the order, the actions, the placement), simulate (the teaching-unit
@@ -145,7 +150,8 @@ def _staged(
     pipe = pipeline.plan(s.schedule, s.pp, s.virtual_stages, model.layers, s.layer_split)
     actions = _built(s, cache)
     shown = None if teaching is None else simulate(s.schedule, actions, teaching, s.virtual_stages)
-    costed = predict.price(s, model, hw, specs.training_of(s), layout, pipe, actions, cache=cache)
+    training = specs.training_of(s)
+    costed = predict.price(s, model, hw, training, layout, pipe, actions, cache, what_ifs)
     return layout, actions, prediction.sections(s, model, hw, layout, pipe, costed), shown
 
 

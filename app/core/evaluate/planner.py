@@ -157,7 +157,8 @@ def _simulated(
     ``cache``: the plan's own (prepare keeps what a pipeline shape alone decides in it)."""
     s = scenario_of(c, model, hardware, batch, shape)
     try:
-        _, _, cost = prepare(s, registry, cache)
+        # No what-ifs: they feed the advice alone, which no row of the plan shows (_row).
+        _, _, cost = prepare(s, registry, cache, what_ifs=False)
     except ScenarioError:
         if c.schedule in SIBLING_NAMES:
             return None
