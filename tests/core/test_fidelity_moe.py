@@ -42,12 +42,15 @@ def test_the_same_configuration_published_twice_is_predicted_once():
     assert a.published_s / b.published_s == pytest.approx(9058 / 5113)
 
 
-def test_the_moe_rows_are_shown_with_their_errors_all_predicted_fast():
-    """Measured when the rows came in: every MoE row is predicted faster than published,
-    median 35.8%, max 61.3% (bench/fidelity_moe.py); what is missing is named on /fidelity
-    (fid.moe.note). A guard that the rows stay priced, not a target."""
-    errors = [r.error for r in ROWS]
-    assert all(-0.75 < e < 0 for e in errors)
+def test_the_moe_rows_are_shown_with_their_errors():
+    """When the rows came in every one was predicted fast (median 35.8%, max 61.3%). Since
+    the EP all-to-all pays one NIC share per GPU across nodes (comm.moe_all_to_all_s), the
+    rows whose EP group spans nodes are within 15% fast to 30% slow (their recipes' a2a
+    overlap, HybridEP and DeepEP are not priced) and the single-node EP rows stay 21-61% fast
+    (median 16.6%, bench/fidelity_moe.py). A guard that the rows stay priced, not a target."""
+    for r in ROWS:
+        one_node = r.run.ep * fidelity.scenario_of(r.run).tp <= r.run.gpus_per_node
+        assert -0.75 < r.error < 0 if one_node else abs(r.error) < 0.35, r.run.id
 
 
 def test_moe_rows_enter_no_fit_of_the_constants():
