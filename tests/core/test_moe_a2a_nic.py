@@ -43,3 +43,27 @@ def test_the_board_prices_multi_node_ep_rows_slower_and_single_node_ones_as_befo
     one_node = row(by_id["bridge26.02.01-qwen3-30b-a3b-16"])
     assert two_nodes.predicted_s > one_node.predicted_s
     assert two_nodes.run.ep == 16 and one_node.run.ep == 8 and one_node.run.pp == 2
+
+
+# Megatron-Bridge's H100 perf recipes of each release's time (their files and commits are in
+# each row's caveat): moe_a2a_overlap=True from 25.11 on for Qwen3-235B-A22B, and for
+# Qwen3-30B-A3B at PP 2 (25.11 to 26.02.01); 26.04's EP 16 recipe turns it off (HybridEP).
+OVERLAPPED = {
+    "bridge25.11-qwen3-30b-a3b-16", "bridge25.11-qwen3-235b-a22b-256",
+    "bridge26.02-qwen3-30b-a3b-16", "bridge26.02.01-qwen3-30b-a3b-16",
+    "bridge26.02-qwen3-235b-a22b-256", "bridge26.02.01-qwen3-235b-a22b-256",
+    "bridge26.04-qwen3-235b-a22b-256", "bridge26.04.01-qwen3-235b-a22b-256",
+}  # fmt: skip
+
+
+def test_rows_whose_recipe_overlaps_the_all_to_all_say_so_with_the_recipe_line():
+    moe = {r.id: r for r in RUNS if r.moe}
+    assert set(moe) >= OVERLAPPED
+    for rid in OVERLAPPED:
+        caveat = moe[rid].caveat
+        assert "moe_a2a_overlap=True" in caveat and "not priced" in caveat.replace(
+            "neither priced", "not priced"
+        ), rid
+        assert "_H100_FP8_CS_" in caveat and " at " in caveat, rid
+    for rid in set(moe) - OVERLAPPED:
+        assert "moe_a2a_overlap=True" not in moe[rid].caveat, rid
