@@ -1,11 +1,14 @@
-"""An import's records, held as their JSON until the store takes them one at a time.
+"""An import's records, held as their JSON in a spill file until the store takes them one at
+a time.
 
 An import stores its run in one transaction (all or nothing), so every record of every rank
 exists before the first is written. As ProbeRecord objects, with a pydantic ProbeEvent per
 event, they were what an import's memory grew with: ~130 KB per rank-step of HTA's DDP
 trace (bench/bench_import_scale.py: 64 ranks x 20 MB held 73 MiB over the interpreter, and
-~600 MiB was the projection for 64 x 200 MB). As compact JSON they are ~40 bytes an event;
-each is rebuilt (validated again) when read, and dropped once the store has it.
+~600 MiB was the projection for 64 x 200 MB). As compact JSON they were ~9 KB a rank-step,
+still held to the end; now that JSON waits in an unnamed temporary file (spill.py) and only
+its offset (8 bytes) is in memory. Each record is rebuilt (validated again) when read, and
+dropped once the store has it.
 """
 
 from __future__ import annotations
@@ -14,16 +17,18 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import overload
 
 from app.core.inputs.protocol import ProbeRecord
+from app.importers.spill import Spill
 
 
 class Records(Sequence[ProbeRecord]):
-    """ProbeRecords kept as JSON text; a list's reading (len, index, iteration) rebuilds them."""
+    """ProbeRecords kept as JSON in a spill file; a list's reading (len, index, iteration)
+    rebuilds them. ``records`` is consumed as it is made: one record is alive at a time."""
 
     def __init__(self, records: Iterable[ProbeRecord]) -> None:
-        self._json: list[str] = []
+        self._json = Spill()
         ranks = set()
         for r in records:
-            self._json.append(r.model_dump_json())
+            self._json.append(r.model_dump_json().encode())
             ranks.add(r.rank)
         self.ranks = sorted(ranks)
 
@@ -40,11 +45,11 @@ class Records(Sequence[ProbeRecord]):
     def __getitem__(self, i: slice) -> list[ProbeRecord]: ...
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return [ProbeRecord.model_validate_json(j) for j in self._json[i]]
+            return [self[j] for j in range(*i.indices(len(self)))]
         return ProbeRecord.model_validate_json(self._json[i])
 
     def __iter__(self) -> Iterator[ProbeRecord]:
-        return (ProbeRecord.model_validate_json(j) for j in self._json)
+        return (ProbeRecord.model_validate_json(self._json[i]) for i in range(len(self)))
 
 
 class Ops(Sequence[tuple[str, tuple]]):

@@ -30,13 +30,13 @@ from app.core.traces import (
     build_run,
     find_stragglers,
     infer_layout,
-    label_run,
 )
-from app.core.traces.records import event_kind, first_step
+from app.core.traces.records import event_kind
 from app.importers.compact_records import Records
 from app.importers.import_logs import prepare_logs
 from app.importers.log_files import KINETO, input_files, one_format
 from app.importers.trace_files import read_traces, trace_paths
+from app.importers.trace_spill import labelled as label_spilled
 from app.importers.trace_store import to_db, to_server
 
 
@@ -91,28 +91,33 @@ class Prepared:
     first_step: int  # the ProfilerStep number stored as step 0
 
 
-def _kinds(labelled) -> Counter:
-    """How many spans each stored kind got, and what was left as host time (no probe kind)."""
+def _kinds(labelled) -> tuple[Counter, int]:
+    """How many spans each stored kind got, and what was left as host time (no probe kind);
+    and the first step (records.first_step), in the same walk of the spilled traces."""
     out: Counter = Counter()
+    first = None
     for t in labelled:
         for st in t.steps:
+            first = st.step if first is None else min(first, st.step)
             for s in st.spans:
                 kind = event_kind(s)
                 out[kind or f"{s.axis or s.kind} (not stored: host time)"] += 1
-    return out
+    return out, first
 
 
 def prepare(args: argparse.Namespace) -> Prepared:
     """Read, label, align and convert; TraceError when the traces are refused."""
+    # Every stage walks the ranks from spill files, one rank's spans in memory at a time
+    # (trace_spill.py), and the records go to one as they are made (compact_records.py).
     traces = read_traces(trace_paths(args.paths))
     layout = _layout(args, traces)
-    labelled = label_run(traces, layout)
-    del traces  # the labelled copies replace them: spans are held once
+    labelled = label_spilled(traces, layout)
+    del traces  # the labelled copies replace them
     alignment = align(labelled, layout)
     shape = RunShape(args.run, args.schedule, args.microbatches)
     try:
         info, records = build_run(labelled, layout, alignment, shape)
-        kinds, first = _kinds(labelled), first_step(labelled)
+        kinds, first = _kinds(labelled)
         return Prepared(info, Records(records), alignment, layout, kinds, first)
     except ValidationError as err:  # a run name or schedule the protocol refuses
         where = ".".join(str(p) for p in err.errors()[0]["loc"])

@@ -1,10 +1,11 @@
 """Find and read Kineto trace files (``*.json``, ``*.json.gz``) for app.core.traces.
 
 One file is read at a time, its events streamed one by one (trace_stream.py), and only its
-RankTrace (the spans of interest) is kept: an import holds one event of one file, and the
-spans of every rank, never a whole file's JSON. A file over MAX_FILE_BYTES is refused
-before it is read, and one whose text (a .gz unpacked) runs past MAX_TEXT characters as soon
-as it does (trace_stream.py). A ``.tar`` named among them is read member by member (trace_tar.py).
+RankTrace (the spans of interest) is kept, in a spill file (trace_spill.py): an import holds
+one event and one file's spans, never a whole file's JSON nor every rank's spans. A file
+over MAX_FILE_BYTES is refused before it is read, and one whose text (a .gz unpacked) runs
+past MAX_TEXT characters as soon as it does (trace_stream.py). A ``.tar`` named among them
+is read member by member (trace_tar.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from app.core.traces import RankTrace, TraceError
 from app.core.traces.kineto import parse_events
 from app.core.traces.refusals import refuse
 from app.importers.cycles import cycle_of, files_in
+from app.importers.trace_spill import SpilledTraces
 from app.importers.trace_stream import MAX_TEXT, NotATrace, TooLong, events
 from app.importers.trace_tar import is_tar, read_tar
 
@@ -78,24 +80,27 @@ def _each(paths: list[Path]) -> Iterator[tuple[str, RankTrace]]:
             yield str(path), read(path)
 
 
-def read_traces(paths: list[Path]) -> list[RankTrace]:
+def read_traces(paths: list[Path]) -> SpilledTraces:
     """One RankTrace per rank; refuses duplicate ranks and files of different world sizes.
-    A rank's files from different profiling cycles (cycles.py) are its steps together."""
-    traces: dict[int, RankTrace] = {}
+    A rank's files from different profiling cycles (cycles.py) are its steps together. Each
+    is spilled as soon as it is read (trace_spill.py): one file's spans are in memory at a
+    time, not every rank's."""
+    traces = SpilledTraces()
     seen: dict[int, dict[str | None, str]] = {}  # rank -> cycle -> file
     for path, trace in _each(paths):
-        first = next(iter(traces.values()), None)
-        if first and trace.world != first.world:
+        if traces.world is not None and trace.world != traces.world:
+            first = next(iter(traces.names.values()))  # the first file's name
             raise refuse("world_differs", file=path, world=trace.world,
-                         other=first.name, other_world=first.world)  # fmt: skip
+                         other=first, other_world=traces.world)  # fmt: skip
         cycles, cycle = seen.setdefault(trace.rank, {}), cycle_of(path)
         if cycles and (cycle is None or cycle in cycles or None in cycles):
             other = cycles.get(cycle) or next(iter(cycles.values()))
             raise refuse("rank_again", file=path, rank=trace.rank, other=other)
         cycles[cycle] = path
-        old = traces.get(trace.rank)
-        traces[trace.rank] = _joined(old, trace, path) if old else trace
-    return list(traces.values())
+        old = traces.of_rank(trace.rank)
+        traces.put(_joined(old, trace, path) if old else trace)
+        del trace, old  # the spill has it: the next file's parse starts with nothing held
+    return traces
 
 
 def _joined(a: RankTrace, b: RankTrace, path: str) -> RankTrace:

@@ -15,6 +15,7 @@ instance. A residual above a step means the pairs do not describe one run's coll
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter, defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,13 +38,19 @@ class Alignment:
 Instances = dict[tuple, dict[int, float]]
 
 
-def _instances(traces: Sequence[RankTrace], layout: Layout) -> tuple[Instances, Instances]:
-    """Collective instances and send->recv pairs: key -> {rank: end_us}."""
+def _instances(
+    traces: Sequence[RankTrace], layout: Layout, ranks: list[int], lengths: array
+) -> tuple[Instances, Instances]:
+    """Collective instances and send->recv pairs: key -> {rank: end_us}; each trace's rank
+    appended to ``ranks`` and each step's length to ``lengths``. One walk of the traces: an
+    import reads them from a spill file, a rank at a time (app/importers/trace_spill.py)."""
     coll: Instances = defaultdict(dict)
     p2p: Instances = defaultdict(dict)
     everyone = tuple(range(layout.world_size))
     for t in traces:
+        ranks.append(t.rank)
         for st in t.steps:
+            lengths.append(st.end_us - st.start_us)
             seen: Counter = Counter()
             for s in st.spans:
                 if s.kind == "coll" and s.axis:
@@ -119,15 +126,16 @@ def _spanning(ranks: list[int], coll: dict, p2p: dict) -> dict[int, float]:
 def align(traces: Sequence[RankTrace], layout: Layout) -> Alignment:
     """The offsets of labelled traces (axes.label_run); TraceError if the residual is over
     a step."""
-    ranks = sorted(t.rank for t in traces)
-    coll, p2p = _instances(traces, layout)
+    ranks: list[int] = []
+    lengths = array("d")  # a step's 8 bytes, not a float object's 32
+    coll, p2p = _instances(traces, layout, ranks, lengths)
+    ranks.sort()
     offsets = _spanning(ranks, _pair_medians(coll), _p2p_medians(p2p))
     spreads = []
     for ends in coll.values():
         aligned = [e - offsets[r] for r, e in ends.items() if r in offsets]
         if len(aligned) > 1:
             spreads.append(max(aligned) - min(aligned))
-    lengths = [st.end_us - st.start_us for t in traces for st in t.steps]
     step_us = median(lengths) if lengths else 0.0
     residual = max(spreads, default=0.0)
     if residual > step_us:

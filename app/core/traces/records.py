@@ -61,26 +61,45 @@ def first_step(traces: Sequence[RankTrace]) -> int:
     return min(st.step for t in traces for st in t.steps)
 
 
-def run_info(traces: Sequence[RankTrace], layout: Layout, shape: RunShape) -> RunInfo:
-    forwards = [sum(s.kind == "F" for s in st.spans) for t in traces for st in t.steps]
+@dataclass(frozen=True)
+class _Seen:
+    """What the run's info and clock shift need of every rank, found in one walk: an import
+    reads the traces from a spill file, a rank at a time (app/importers/trace_spill.py)."""
+
+    first: int  # first_step
+    last: int  # the last profiled step of any rank
+    forwards: int  # the most forward ranges of one step
+    earliest_us: float  # the earliest step start, aligned
+    dtype: str
+    device: str
+
+
+def _seen(traces: Sequence[RankTrace], alignment: Alignment) -> _Seen:
+    first, last, forwards, earliest = None, None, 0, float("inf")
+    for t in traces:
+        offset = alignment.offsets_us[t.rank]
+        for st in t.steps:
+            first = st.step if first is None else min(first, st.step)
+            last = st.step if last is None else max(last, st.step)
+            forwards = max(forwards, sum(s.kind == "F" for s in st.spans))
+            earliest = min(earliest, st.start_us - offset)
+    if first is None or last is None:
+        raise ValueError("no steps")  # kineto.parse_events refuses a trace without steps
+    return _Seen(first, last, forwards, earliest, traces[0].dtype, traces[0].device)
+
+
+def run_info(seen: _Seen, layout: Layout, shape: RunShape) -> RunInfo:
     info = RunInfo(
         run=shape.run, dp=layout.dp, tp=layout.tp, pp=layout.pp, order="-".join(layout.order),
         gpus_per_node=layout.gpus_per_node, schedule=shape.schedule or "1f1b",
-        microbatches=shape.microbatches or max(max(forwards, default=1), 1), virtual_stages=1,
-        steps=1 + max(st.step for t in traces for st in t.steps) - first_step(traces),
-        dtype=traces[0].dtype, device=traces[0].device, model=NOMINAL_MODEL,
+        microbatches=shape.microbatches or max(seen.forwards, 1), virtual_stages=1,
+        steps=1 + seen.last - seen.first, dtype=seen.dtype, device=seen.device,
+        model=NOMINAL_MODEL,
     )  # fmt: skip
     problem = oversize(info)
     if problem:
         raise refuse("too_large", problem=problem)
     return info
-
-
-def _shift_us(traces: Sequence[RankTrace], alignment: Alignment) -> float:
-    """Added to every aligned time so that no step starts before the epoch (t0 >= 0): a
-    trace without baseTimeNanoseconds counts from its process's own start."""
-    first = min(st.start_us - alignment.offsets_us[t.rank] for t in traces for st in t.steps)
-    return max(0.0, -first)
 
 
 def _event(s: Span, kind: str, step_start_us: float) -> ProbeEvent:
@@ -123,8 +142,11 @@ def build_run(
     traces: Sequence[RankTrace], layout: Layout, alignment: Alignment, shape: RunShape
 ) -> tuple[RunInfo, Iterator[ProbeRecord]]:
     """The run's info, and its records made one rank at a time as they are consumed."""
-    info = run_info(traces, layout, shape)
-    shift, first = _shift_us(traces, alignment), first_step(traces)
+    seen = _seen(traces, alignment)
+    info = run_info(seen, layout, shape)
+    # Added to every aligned time so that no step starts before the epoch (t0 >= 0): a
+    # trace without baseTimeNanoseconds counts from its process's own start.
+    shift, first = max(0.0, -seen.earliest_us), seen.first
 
     def records() -> Iterator[ProbeRecord]:
         for t in traces:
