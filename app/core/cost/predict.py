@@ -123,12 +123,18 @@ def _by_order(
     return cache[key]
 
 
+def units_key(s: Scenario) -> tuple:
+    """The key of the pipeline shape's unit plans in a caller's cache (_unit_plans), which a
+    caller building DualPipe's actions from its plans fills first (one_scenario._built)."""
+    return ("units", s.schedule, s.pp, s.microbatches, s.virtual_stages)
+
+
 def _unit_plans(s: Scenario, actions: list[list[Action]], cache: dict | None) -> list | None:
     """Each rank's schedules.units.unit_plan, once per (schedule, pp, microbatches, v) in
     ``cache`` (it reads the actions alone); None without one (simulate finds them)."""
     if cache is None:
         return None
-    key = ("units", s.schedule, s.pp, s.microbatches, s.virtual_stages)
+    key = units_key(s)
     if key not in cache:
         cache[key] = [unit_plan(s.schedule, row, r, s.pp) for r, row in enumerate(actions)]
     return cache[key]

@@ -17,7 +17,7 @@ from app.core.inputs.scenario import (
 )
 from app.core.inputs.teaching import teaching_durations, teaching_f
 from app.core.layout.topology import Layout, parse_order
-from app.core.schedules import pipeline
+from app.core.schedules import dualpipe, pipeline
 from app.core.schedules.units import pair_bounds
 from app.core.simulate import DurationsLike, Timeline, simulate
 from app.core.views import flow_comm, formula_cards, prediction
@@ -122,8 +122,19 @@ def _built(s: Scenario, cache: dict | None) -> list[list[schedules.Action]]:
     if cache is None:
         return schedules.build(*key[1:])
     if key not in cache:
-        cache[key] = schedules.build(*key[1:])
+        two = s.schedule in schedules.TWO_COPIES
+        cache[key] = _dualpipe(s, cache) if two else schedules.build(*key[1:])
     return cache[key]
+
+
+def _dualpipe(s: Scenario, cache: dict) -> list[list[schedules.Action]]:
+    """DualPipe's actions, and its unit plans put in ``cache`` for cost.predict, from one
+    dualpipe.plan per rank: schedules.build and schedules.units.unit_plan would each run it
+    (the same order: build's is plan().ops, and unit_plan checks its row against them)."""
+    schedules.validate(s.schedule, s.pp, s.microbatches, s.virtual_stages)  # as build does
+    plans = [dualpipe.plan(r, s.pp, s.microbatches) for r in range(s.pp)]
+    cache[predict.units_key(s)] = [(p.release, p.waits, p.pairs) for p in plans]
+    return [[schedules.Action._make(op) for op in p.ops] for p in plans]
 
 
 def _staged(
