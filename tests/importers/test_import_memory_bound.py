@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import random
 import sqlite3
 import threading
 import tracemalloc
@@ -21,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from app.core.traces import intervals
+from app.core.traces.busy import BATCH, Busy
 from app.importers import spill as spill_module
 from app.importers.compact_records import Records
 from app.importers.import_trace import prepare
@@ -171,3 +174,16 @@ def test_records_are_consumed_as_they_are_made(sets):
 
     again = Records(one_at_a_time())
     assert made == [r.step for r in done.records] and list(again) == list(done.records)
+
+
+def test_the_compute_union_folded_as_kernels_stream_is_the_union_of_them_all():
+    # Kernels out of order by up to 50 us (several streams in one file), over several folds.
+    rnd = random.Random(1)
+    for n in (10, BATCH * 3 + 7, BATCH * 5):
+        busy, given, t = Busy(), [], 0.0
+        for _ in range(n):
+            t += rnd.uniform(0, 3)
+            a = t + rnd.uniform(-50, 5) if rnd.random() < 0.2 else t
+            given.append((a, a + rnd.uniform(0, 4)))
+            busy.add(*given[-1])
+        assert list(busy.disjoint()) == intervals.union(given), n

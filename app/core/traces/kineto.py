@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.core.traces import classify, intervals
+from app.core.traces.busy import Busy
 from app.core.traces.refusals import refuse
 from app.core.traces.spans import RankTrace, Span, StepSpans, TraceError
 
@@ -65,8 +66,7 @@ class _Collected:
         self.param_comms: list[Span] = []
         self.p2p_peers: dict[tuple, list[int | None]] = defaultdict(list)
         self.cuda = False
-        self.busy: list[tuple[float, float]] = []
-        self._compact_at = 4096
+        self.busy = Busy()  # compute kernels' union, 16 bytes an interval (busy.py)
         self.dtype: str | None = None  # of the first collective that names one
 
     def add(self, e: dict) -> None:
@@ -104,12 +104,9 @@ class _Collected:
             self.ranges.append((name, start, end, thread))
 
     def _busy(self, start: float, end: float) -> None:
-        """Compute kernels, kept as their union (compacted as they come, so a million
-        kernels hold a few thousand intervals): what hides a collective's time."""
-        self.busy.append((start, end))
-        if len(self.busy) >= 2 * self._compact_at:
-            self.busy = intervals.union(self.busy)
-            self._compact_at = max(len(self.busy), 4096)
+        """Compute kernels, kept as their union (busy.py: a flat array folded as they come,
+        not a tuple per kernel): what hides a collective's time."""
+        self.busy.add(start, end)
 
     def _autograd(self, start: float, end: float) -> None:
         """Keep the autograd engine's ops as merged runs: a backward is thousands of ops
@@ -145,7 +142,7 @@ def _comms(c: _Collected, rank: int) -> list[Span]:
         # On the device, the part of a collective that compute kernels overlapped cost the
         # step nothing (DDP's bucketed all-reduce under the backward): only the rest is
         # exposed communication.
-        busy = intervals.union(c.busy)
+        busy = c.busy.disjoint()
         found = [replace(k, exposed=tuple(intervals.uncovered(k.start_us, k.end_us, busy)))
                  for k in c.kernels]  # fmt: skip
     elif c.notes:
