@@ -15,7 +15,12 @@ Each import runs in its own interpreter, so its peak RSS (VmHWM) is its own; ``-
 also runs one with tracemalloc and prints where the largest live allocations were made at
 the peak (what to look at if RSS grows with the files).
 
-    python bench/bench_import_scale.py [--sizes 1x20 16x20 64x20 1x200 4x200 64x200]
+Memory bound: after the table, each pair of sizes (4x50 then 4x200: 4x the steps; 4x50
+then 16x50: 4x the ranks) prints the growth of peak RSS per rank-step added between them,
+~0 when memory is bounded by one rank, not by the import's rank-steps. ``--baseline REV``
+imports the same traces with REV's app/ too (bench/revision.py), its figures beside these.
+
+    python bench/bench_import_scale.py [--sizes 4x50 4x200 64x200] [--baseline HEAD~3]
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import time
 from pathlib import Path
 
 from bench_import_vs_hta import widened  # run as a script: bench/ is on sys.path
+from revision import unpack
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "traces" / "hta" / "nccl_data.json.gz"
@@ -112,8 +118,9 @@ def write_ranks(ranks: int, mb_per_rank: int, out: Path, scratch: Path) -> tuple
     return total / 1e6, steps
 
 
-def measure(trace_dir: Path, db: Path, top: int) -> dict:
-    code = IMPORT.format(root=str(ROOT), top=top)
+def measure(trace_dir: Path, db: Path, top: int, root: Path = ROOT) -> dict:
+    """One import of ``trace_dir`` by ``root``'s app/ (this tree's, or a baseline's)."""
+    code = IMPORT.format(root=str(root), top=top)
     done = subprocess.run([sys.executable, "-c", code, str(trace_dir), str(db)],
                           capture_output=True, text=True)  # fmt: skip
     if done.returncode or not done.stdout.strip():
@@ -121,43 +128,80 @@ def measure(trace_dir: Path, db: Path, top: int) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def growth(rows: list[tuple[int, int, dict]], key: str) -> list[str]:
+    """Per pair of sizes: KB of peak RSS per rank-step added between them. Over more steps
+    of the same ranks it includes one file's parse growing with its steps (kineto.py keeps a
+    file's spans until its last event); over more ranks of the same steps, only what is
+    held across ranks."""
+    out = []
+    for i, (ranks, steps, r) in enumerate(rows):
+        for ranks2, steps2, r2 in rows[i + 1 :]:
+            added = ranks2 * steps2 - ranks * steps
+            if added > 0 and ranks2 >= ranks and steps2 >= steps and key in r and key in r2:
+                kb = (r2[key] - r[key]) * 1024 / added
+                out.append(f"{ranks}x{steps} -> {ranks2}x{steps2} rank-steps: "
+                           f"{kb:+.1f} KB a rank-step")  # fmt: skip
+    return out
+
+
+def one_size(args, ranks: int, mb: int, base_root: Path | None, rows: list) -> None:
+    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+        tmp_path = Path(tmp)
+        need = ranks * mb * 1.05e6
+        if shutil.disk_usage(tmp_path).free < need + 2e9:
+            print(f"| {ranks} x {mb} | skipped: {need / 1e9:.1f} GB not free ||||||||")
+            return
+        traces = tmp_path / "traces"
+        traces.mkdir()
+        t = time.perf_counter()
+        total_mb, steps = write_ranks(ranks, mb, traces, tmp_path)
+        made = time.perf_counter() - t
+        r = measure(traces, tmp_path / "d.sqlite3", 0)
+        if r["rc"]:
+            raise SystemExit(f"{ranks} x {mb}: import exited {r['rc']}")
+        if base_root:
+            b = measure(traces, tmp_path / "b.sqlite3", 0, base_root)
+            r["base_rss_mib"] = b["rss_mib"]
+            r["base_cpu_s"] = b["cpu_s"]
+        rows.append((ranks, steps, r))
+        base = (f"{r['base_rss_mib']:.0f} | {total_mb / r['base_cpu_s']:.1f} |"
+                if base_root else "- | - |")  # fmt: skip
+        print(f"| {ranks} x {mb} | {total_mb:.0f} | {steps} | {r['s']:.1f} | "
+              f"{r['cpu_s']:.1f} | {total_mb / r['cpu_s']:.1f} | {r['rss_mib']:.0f} | "
+              f"{r['rss_mib'] - r['base_mib']:.0f} | {base}  (traces written in {made:.0f} s)",
+              flush=True)  # fmt: skip
+        if args.trace_top and (ranks, mb) == args.sizes_parsed[-1]:
+            top = measure(traces, tmp_path / "t.sqlite3", args.trace_top)
+            print(f"tracemalloc, {ranks} x {mb}: peak traced {top['peak_traced_mib']:.0f} "
+                  "MiB; largest live before storing:")  # fmt: skip
+            for line in top["top"]:
+                print("  " + line.replace("\n", "\n  "))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--sizes", nargs="+", default=["1x20", "16x20", "64x20", "1x200", "4x200"],
+    p.add_argument("--sizes", nargs="+", default=["4x50", "4x200", "16x50"],
                    help="RANKSxMB per import, e.g. 64x200")  # fmt: skip
     p.add_argument("--dir", default=None, help="where to write the traces (default: $TMPDIR)")
+    p.add_argument("--baseline", default=None, metavar="REV",
+                   help="also import with this git revision's app/, side by side")  # fmt: skip
     p.add_argument("--trace-top", type=int, default=0, metavar="N",
                    help="also run the last size under tracemalloc: its N top sites")  # fmt: skip
     args = p.parse_args()
-    sizes = [tuple(int(x) for x in s.split("x")) for s in args.sizes]
+    args.sizes_parsed = [tuple(int(x) for x in s.split("x")) for s in args.sizes]
     print("| ranks x MB | MB in all | steps/rank | wall s | CPU s | MB per CPU-s | "
-          "peak RSS MiB | over interpreter MiB |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|")
-    for ranks, mb in sizes:
-        with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-            tmp_path = Path(tmp)
-            need = ranks * mb * 1.05e6
-            if shutil.disk_usage(tmp_path).free < need + 2e9:
-                print(f"| {ranks} x {mb} | skipped: {need / 1e9:.1f} GB not free |||||||")
-                continue
-            traces = tmp_path / "traces"
-            traces.mkdir()
-            t = time.perf_counter()
-            total_mb, steps = write_ranks(ranks, mb, traces, tmp_path)
-            made = time.perf_counter() - t
-            r = measure(traces, tmp_path / "d.sqlite3", 0)
-            if r["rc"]:
-                raise SystemExit(f"{ranks} x {mb}: import exited {r['rc']}")
-            print(f"| {ranks} x {mb} | {total_mb:.0f} | {steps} | {r['s']:.1f} | "
-                  f"{r['cpu_s']:.1f} | {total_mb / r['cpu_s']:.1f} | {r['rss_mib']:.0f} | "
-                  f"{r['rss_mib'] - r['base_mib']:.0f} |  (traces written in {made:.0f} s)",
-                  flush=True)  # fmt: skip
-            if args.trace_top and (ranks, mb) == sizes[-1]:
-                top = measure(traces, tmp_path / "t.sqlite3", args.trace_top)
-                print(f"tracemalloc, {ranks} x {mb}: peak traced {top['peak_traced_mib']:.0f} "
-                      "MiB; largest live before storing:")  # fmt: skip
-                for line in top["top"]:
-                    print("  " + line.replace("\n", "\n  "))
+          f"peak RSS MiB | over interpreter MiB | {args.baseline or 'baseline'}: peak RSS MiB "
+          "| its MB per CPU-s |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    rows: list = []
+    with tempfile.TemporaryDirectory() as base_dir:
+        base_root = unpack(args.baseline, Path(base_dir), "app") if args.baseline else None
+        for ranks, mb in args.sizes_parsed:
+            one_size(args, ranks, mb, base_root, rows)
+    for line in growth(rows, "rss_mib"):
+        print("peak RSS growth, this tree: " + line)
+    for line in growth(rows, "base_rss_mib") if args.baseline else []:
+        print(f"peak RSS growth, {args.baseline}: " + line)
 
 
 if __name__ == "__main__":
