@@ -51,6 +51,7 @@ from app.core.inputs import specs
 from app.core.inputs.presets import HARDWARE, MODELS, ModelSpec
 from app.core.inputs.scenario import Scenario, ScenarioError
 from app.core.schedules import ScheduleName
+from app.core.support.gc_pause import gc_paused
 
 __all__ = [
     "HARDWARE", "MODELS", "SHORTLIST", "Candidate", "_frontier", "_makespan", "_peak_inflight",
@@ -170,6 +171,10 @@ def _simulated(
             "bubble_fraction": cost.timeline.bubble_fraction}  # fmt: skip
 
 
+# Acyclic work, like simulate: the plan's cache holds every shortlisted schedule's actions and
+# timeline, which the cyclic collector rescanned at each collection (7-10% of a plan's CPU).
+# The API's limiter ran plan() paused already (app/api/limits.py); direct callers now do too.
+@gc_paused
 def plan(
     model: str,
     hardware: str,
