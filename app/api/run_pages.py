@@ -16,7 +16,7 @@ from fastapi.templating import Jinja2Templates
 
 from app.api import read_access
 from app.api.page_data import json_for_script
-from app.api.runs import rank_states, run_verdict
+from app.api.runs import rank_states, run_verdict, whole_at
 from app.core.inputs.protocol import MAX_STEP, RUN_NAME_PATTERN
 from app.i18n.lang import query_lang
 from app.paths import asset_dir
@@ -102,6 +102,7 @@ def make_router() -> APIRouter:
             "run": run,
             "info": info,
             "world": row["world"],
+            "whole_at": whole_at(row, rows),
             "status": row["status"],
             "verdict": verdict,
             "step": step,

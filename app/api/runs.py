@@ -36,6 +36,7 @@ from app.core.inputs.protocol_fast import parse_stored_record
 from app.errors import responses
 from app.i18n.lang import query_lang
 from app.live import analysis, verdict
+from app.live.metrics_read import UNFINISHED
 from app.live.services import Live
 
 # MESHSCOPE_READ_TOKEN, when set, guards every route here (app/api/read_access.py).
@@ -75,6 +76,16 @@ def rank_states(live: Live, row: dict[str, Any], rows: dict[int, tuple]) -> dict
         else:
             out[rank] = UNWATCHED_STATE.get(row["status"], "unknown")
     return out
+
+
+def whole_at(row: dict[str, Any], rows: dict[int, tuple]) -> int:
+    """Ranks that make a step whole on the run's page. While the run may still report, its
+    world; once it is over, the ranks that reported at all, so that the import of one rank's
+    log (DeepSpeed prints its timers on rank 0 alone) draws its steps with the ranks there
+    and the rest left blank, not a page that waits for ranks no file holds."""
+    if row["status"] in UNFINISHED or not rows:
+        return row["world"]
+    return len(rows)
 
 
 def run_verdict(live: Live, row: dict[str, Any], t, rows=None, states=None) -> dict[str, Any]:
@@ -162,6 +173,7 @@ def _run_body(request: Request, run: str, live: Live, lang: str) -> dict[str, An
     return row | {
         "info": info,
         "ranks": ranks,
+        "whole_at": whole_at(row, rows),
         "verdict": v,
         "records": completeness(row, v),
         "events": live.reader.events(run),

@@ -18,7 +18,7 @@ const $ = (id) => document.getElementById(id);
 const ANALYSIS_EVERY_MS = 700; // at most this often while following a fast run
 
 const state = {
-  info: page.info, world: 0, attempt: 0, follow: page.step === null, pinned: page.step,
+  info: page.info, world: 0, whole: 0, attempt: 0, follow: page.step === null, pinned: page.step,
   steps: new Map(), latest: -1, drawn: null, analysis: null, inflight: false, again: false,
   waiting: page.waiting, // announced, no step record yet
   verdict: page.verdict?.status ?? "", // the server's one status for the run
@@ -29,9 +29,10 @@ const LIVE = new Set(["live", "waiting", "stale"]); // a feed that is behind mat
 const timeline = new LiveTimeline($("live-timeline"), $("live-overlay"));
 const trend = new Trend($("trend"));
 
-function setInfo(info, world) {
+function setInfo(info, world, whole) {
   state.info = info;
   state.world = world ?? 0; // the server's count of ranks in the mesh
+  state.whole = whole ?? state.world; // ranks that make a step whole (the server's whole_at)
   if (!info) return;
   $("steps-total").textContent = String(info.steps);
   $("run-config").textContent = configText(info);
@@ -52,7 +53,7 @@ function tally() {
   for (const s of state.steps.values()) {
     const n = Math.max(s.count, s.ranks.size);
     records += n;
-    if (s.complete || (state.world && n >= state.world)) complete += 1;
+    if (s.complete || (state.whole && n >= state.whole)) complete += 1;
   }
   $("steps-complete").textContent = root.dataset.stepsComplete = String(complete);
   $("records-seen").textContent = root.dataset.recordsSeen = String(records);
@@ -117,16 +118,16 @@ async function sync() {
   }
   if (!res.ok) throw new Error(`HTTP ${res.status}`);
   const data = await res.json();
-  setInfo(data.info, data.world);
+  setInfo(data.info, data.world, data.whole_at);
   state.attempt = data.attempt;
   for (const p of data.trend) {
     const s = stepOf(p.step);
     s.count = Math.max(s.count, p.ranks);
     s.time = p.step_time_s;
-    s.complete = s.complete || p.ranks >= state.world;
+    s.complete = s.complete || p.ranks >= state.whole;
     if (s.complete) state.latest = Math.max(state.latest, p.step);
   }
-  await trend.reset(data.trend.filter((p) => p.ranks >= state.world), data.attempt);
+  await trend.reset(data.trend.filter((p) => p.ranks >= state.whole), data.attempt);
   const last = data.trend.at(-1); // a reopened link shows the newest step time before any record
   if (last) $("last-step-time").textContent = seconds(last.step_time_s);
   showVerdict(data.verdict, data.failed_at);
@@ -290,6 +291,6 @@ const stream = new LiveStream(run, {
     showFeed();
   },
 });
-setInfo(page.info, page.world);
+setInfo(page.info, page.world, page.whole_at);
 bind();
 stream.start();
