@@ -152,7 +152,7 @@ def _timeline(
     key = ("timeline", s.schedule, s.pp, s.microbatches, s.virtual_stages,
            tuple(map(tuple, chunk_d)))  # fmt: skip
     if key not in cache:
-        cache[key] = simulate(s.schedule, actions, chunk_d, s.virtual_stages, plans)
+        cache[key] = simulate(s.schedule, actions, chunk_d, s.virtual_stages, plans, cache)
     return cache[key]
 
 

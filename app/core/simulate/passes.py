@@ -15,7 +15,7 @@ from operator import itemgetter, sub
 from typing import NamedTuple
 
 from app.core.schedules import stage_location, stages_per_copy, virtual_stage
-from app.core.simulate.units import run_units, with_release
+from app.core.simulate.units import fit_pairs, run_units, skeleton
 
 
 class Pass(NamedTuple):
@@ -69,30 +69,72 @@ def _templates(name, rank, ds, split, m, nvs) -> dict[str, list[_Tmpl]]:
     return out
 
 
-def _compile(name, actions, chunk_d, m, nvs, plans=None) -> list[list[_Op]]:
-    """Actions -> integer keys and static dependencies (who produced a dep never changes),
-    for the schedules released by unit (simulate_units.run_units); ``plans``: each rank's
-    schedules.units.unit_plan, where the caller has them already."""
-    pp = len(actions)
-    split = _split(actions)
+class _Slots:
+    """Chunk c's stand-in for its Durations in ``_templates``: its p2p and its F, B, W are
+    the indices of their values in ``_slot_table`` (index 0 holds the 0.0 of a hop from the
+    own rank), so what a pipeline shape alone decides is compiled once (``_skeleton``)."""
+
+    __slots__ = ("_at", "p2p")
+
+    def __init__(self, c: int, chunks: int) -> None:
+        self.p2p, self._at = 1 + c, 1 + chunks + 3 * c
+
+    def of(self, kind: str, split: bool) -> int:
+        return self._at + "FBW".index(kind)
+
+
+def _slot_table(ds, split: bool) -> list[float]:
+    """One rank's values by ``_Slots`` index: 0.0, each chunk's p2p, each chunk's F, B, W."""
+    return [0.0, *(d.p2p for d in ds), *(d.of(k, split) for d in ds for k in "FBW")]
+
+
+def _skeleton(name, actions, m, nvs, plans=None) -> list[tuple[list[tuple], list]]:
+    """Per rank: its compiled ops with slot indices for the hops and durations (each
+    op (key, dep1, hop1, dep2, hop2, duration, release)), and its overlapped pairs: what
+    the actions alone decide (who produced a dep never changes), with the later inputs
+    an action waits for and its unit's release keys (simulate_units.skeleton)."""
+    pp, split = len(actions), _split(actions)
+    slots = [_Slots(c, nvs // pp) for c in range(nvs // pp)]
     out = []
     for rank, row in enumerate(actions):
-        tmpl = _templates(name, rank, chunk_d[rank], split, m, nvs)
+        tmpl = _templates(name, rank, slots, split, m, nvs)
         ops = []
         for kind, mb, chunk in row:
             ko, d1, h1, d2, h2, dur, own1, own2 = tmpl[kind][chunk]
             at = mb * nvs
             dep1 = -1 if d1 is None else -2 - (at + d1) if own1 else at + d1
             dep2 = -1 if d2 is None else -2 - (at + d2) if own2 else at + d2
-            ops.append((at + ko, dep1, h1, dep2, h2, dur))
+            ops.append((at + ko, dep1, int(h1), dep2, int(h2), dur))
         plan = None if plans is None else plans[rank]
-        out.append(with_release(name, row, ops, rank, pp, chunk_d[rank], plan))
+        out.append(skeleton(name, row, ops, rank, pp, plan))
     return out
 
 
-def unit_pass(name, actions, chunk_d, m, nvs, plans=None) -> Pass:
+def _compile(name, actions, chunk_d, m, nvs, plans=None, cache=None) -> list[list[_Op]]:
+    """Actions -> integer keys and static dependencies, for the schedules released by unit
+    (simulate_units.run_units): the shape's ``_skeleton`` (once per shape in ``cache``,
+    a caller's dict whose actions for one (name, pp, m, nvs) are always the same) filled
+    with these durations; ``plans``: each rank's schedules.units.unit_plan, where the
+    caller has them already."""
+    key = ("unit_skeleton", name, len(actions), m, nvs)
+    if cache is None:
+        skeletons = _skeleton(name, actions, m, nvs, plans)
+    else:
+        if key not in cache:
+            cache[key] = _skeleton(name, actions, m, nvs, plans)
+        skeletons = cache[key]
+    split = _split(actions)
+    out = []
+    for row, ds, (ops, pairs) in zip(actions, chunk_d, skeletons, strict=True):
+        v = _slot_table(ds, split)
+        filled = [(k, d1, v[h1], d2, v[h2], v[d], rel) for k, d1, h1, d2, h2, d, rel in ops]
+        out.append(fit_pairs(filled, row, pairs, ds))
+    return out
+
+
+def unit_pass(name, actions, chunk_d, m, nvs, plans=None, cache=None) -> Pass:
     """The pass for schedules released by unit (simulate_units.run_units)."""
-    ops = _compile(name, actions, chunk_d, m, nvs, plans)
+    ops = _compile(name, actions, chunk_d, m, nvs, plans, cache)
     start, end, pos = run_units(ops, 3 * m * nvs)
     starts, ends = _by_rank(ops, start, end)
     busy = [sum(map(itemgetter(5), row), 0.0) for row in ops]
@@ -129,11 +171,11 @@ def _fast_templates(name, rank, ds, split, m, nvs) -> dict[str, list[tuple]]:
     }
 
 
-def plain_pass(name, actions, chunk_d, m, nvs, plans=None) -> Pass:
+def plain_pass(name, actions, chunk_d, m, nvs, plans=None, cache=None) -> Pass:
     """Earliest start of every action given per-rank order: one pass, each rank a generator
     that pauses where its input has not ended and resumes once it has (a paused frame keeps
     its place, which costs less than re-entering a loop: 60,000 pauses at p=64, m=512, v=4).
-    ``plans``: unit_pass's, unused here (nothing is released by unit)."""
+    ``plans``, ``cache``: unit_pass's, unused here (nothing is released by unit)."""
     split = _split(actions)
     col, pp = nvs + 1, len(actions)
     end = [-1.0] * (3 * m * col)

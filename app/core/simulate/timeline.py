@@ -121,10 +121,13 @@ def simulate(
     durations: DurationsLike,
     virtual_stages: int = 1,
     plans: list | None = None,
+    cache: dict | None = None,
 ) -> Timeline:
     """Simulate; ``durations``: one Durations, one per pipeline rank, or one per rank and
     chunk (see ``per_chunk``); ``plans``: for a schedule released by unit, each rank's
-    schedules.units.unit_plan where the caller keeps them (they read the actions alone)."""
+    schedules.units.unit_plan where the caller keeps them (they read the actions alone);
+    ``cache``: a dict of a caller whose actions for one (name, pp, microbatches, v) are
+    always the same (one plan's), keeping what those alone decide (passes._skeleton)."""
     name = ScheduleName(name)
     pp, chunks = len(actions), chunks_per_rank(name, virtual_stages)
     # Row by row: one C call over every action would hold the GIL for 10+ ms at p=32, m=4096.
@@ -133,7 +136,7 @@ def simulate(
     chunk_d = per_chunk(durations, pp, chunks)
     try:
         done = (unit_pass if name in RELEASE_BY_UNIT else plain_pass)(
-            name, actions, chunk_d, m, nvs, plans
+            name, actions, chunk_d, m, nvs, plans, cache
         )
     except (IndexError, KeyError):  # a chunk the rank lacks, an unknown kind: the dry run says
         dry_run(name, actions, virtual_stages)

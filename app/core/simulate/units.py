@@ -17,24 +17,19 @@ from app.core.schedules import Action, ScheduleName
 from app.core.schedules.units import unit_plan
 
 
-def with_release(
-    name: ScheduleName,
-    row: list[Action],
-    ops: list,
-    rank: int,
-    pp: int,
-    chunk_d: Sequence,
-    plan: tuple | None = None,
-) -> list:
-    """One rank's compiled ops with the release keys of their units appended; ``chunk_d`` =
-    the rank's Durations per chunk (their ``fb`` times the overlapped pairs); ``plan``: the
-    rank's unit_plan where the caller has it already (it reads the actions alone)."""
+def skeleton(
+    name: ScheduleName, row: list[Action], ops: list, rank: int, pp: int, plan: tuple | None = None
+) -> tuple[list, list[tuple[int, int]]]:
+    """One rank's compiled ops with the later inputs each waits for and the release keys of
+    their units appended, and its overlapped pairs (which fit_pairs times with the rank's
+    Durations); ``plan``: the rank's unit_plan where the caller has it already (it reads the
+    actions alone)."""
     last, waits, pairs = plan or unit_plan(name, row, rank, pp)
-    ops = _fit_pairs(_waits(ops, row, waits), row, pairs, chunk_d)
+    ops = _waits(ops, row, waits)
     release: list[tuple[int, ...]] = [()] * len(ops)
     for i, j in enumerate(last):
         release[j] = (*release[j], ops[i][0])
-    return [(*op, rel) for op, rel in zip(ops, release, strict=True)]
+    return [(*op, rel) for op, rel in zip(ops, release, strict=True)], pairs
 
 
 def _input_of(op: tuple, kind: str) -> tuple[int, float]:
@@ -57,8 +52,9 @@ def _waits(ops: list[tuple], row: list[Action], waits: list[tuple[int, ...]]) ->
     return out
 
 
-def _fit_pairs(ops: list[tuple], row: list[Action], pairs, chunk_d: Sequence) -> list[tuple]:
-    """Scale each overlapped pair's actions so the pair lasts its forward chunk's ``fb``."""
+def fit_pairs(ops: list[tuple], row: list[Action], pairs, chunk_d: Sequence) -> list[tuple]:
+    """Scale each overlapped pair's actions so the pair lasts its forward chunk's ``fb``
+    (``chunk_d``: the rank's Durations per chunk); what follows the duration is kept."""
     out = list(ops)
     for first, last in pairs:
         fb = getattr(chunk_d[row[first].chunk], "fb", None)
@@ -66,7 +62,7 @@ def _fit_pairs(ops: list[tuple], row: list[Action], pairs, chunk_d: Sequence) ->
         if fb is None or total <= 0:
             continue
         for k in range(first, last + 1):
-            out[k] = (*ops[k][:5], ops[k][5] * fb / total)
+            out[k] = (*ops[k][:5], ops[k][5] * fb / total, *ops[k][6:])
     return out
 
 
