@@ -39,6 +39,23 @@ def test_ulysses_all_to_alls_q_k_v_and_the_output():
     assert cp_ring_s(m, hw, t, layout, 1.0, 2.0) == (expect, expect)
 
 
+def test_ulysses_across_nodes_sends_its_remote_share_through_its_own_nic():
+    # tp=1, cp=8 on 4-GPU nodes: the CP group spans 2 nodes, 4 members in each. Every rank
+    # sends 4/8 of its buffer off-node at one NIC share (comm.all_to_all_s; DeepEP's
+    # measured per-GPU RDMA rate), not at the node's NICs pooled as a ring's.
+    s = Scenario(**{**BASE, "tp": 1, "cp": 8, "gpus_per_node": 4}, cp_comm="a2a")
+    layout, _, cost = prepare(s)
+    m, hw, t = specs.model_of(s), specs.hardware_of(s), cost.training
+    place = comm.placement(layout, "cp", hw.domain_size)
+    assert (place.size, place.per_domain) == (8, 4)
+    per_rank = 32768 // 8 * (m.q_dim + 2 * m.kv_dim + m.q_dim) * 2  # Q, K, V, O; tp = 1
+    e = hw.efficiency
+    remote = per_rank * 4 / 8 / (hw.inter_gbps * 1e9 * e.inter_busbw_fraction)
+    expect = remote + 4 * comm.ring_latency_s(place, hw)
+    assert cp_ring_s(m, hw, t, layout, 1.0, 2.0) == (pytest.approx(expect),) * 2
+    assert expect > comm.all_gather_s(per_rank, place, hw, messages=4)
+
+
 def test_the_ring_hides_under_attention_and_the_collectives_do_not():
     times = {c: evaluate(Scenario(**BASE, cp_comm=c), lean=True)["step_time_s"]
              for c in ("p2p", "allgather", "a2a")}  # fmt: skip

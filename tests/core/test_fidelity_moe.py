@@ -44,7 +44,7 @@ def test_the_same_configuration_published_twice_is_predicted_once():
 
 def test_the_moe_rows_are_shown_with_their_errors():
     """When the rows came in every one was predicted fast (median 35.8%, max 61.3%). Since
-    the EP all-to-all pays one NIC share per GPU across nodes (comm.moe_all_to_all_s), the
+    the EP all-to-all pays one NIC share per GPU across nodes (comm.all_to_all_s), the
     rows whose EP group spans nodes are within 15% fast to 30% slow (their recipes' a2a
     overlap, HybridEP and DeepEP are not priced) and the single-node EP rows stay 21-61% fast
     (median 16.6%, bench/fidelity_moe.py). A guard that the rows stay priced, not a target."""

@@ -82,7 +82,7 @@ def test_deepseek_v3_on_1024_h100s_is_priced_below_megatron_bridges_measured_thr
     # DeepSeekV3 (dropless), 1,024 GPUs, GBS 8192, MBS 1, TP 2, PP 8, VP 4, EP 64, FP8:
     # 1,297 tokens/s/GPU (bench/fidelity_moe.py prints it beside the other MoE rows). Its EP
     # group spans 16 nodes, so the all-to-all runs at one NIC share per GPU
-    # (comm.moe_all_to_all_s); the recipe's DeepEP dispatcher (one copy per node, DeepSeek-V3's
+    # (comm.all_to_all_s); the recipe's DeepEP dispatcher (one copy per node, DeepSeek-V3's
     # routing to at most 4 node groups) and moe_a2a_overlap are not priced, so it is slower.
     s = Scenario(
         model="deepseek-v3", tp=2, pp=8, dp=64, ep=64, virtual_stages=4, microbatches=128,

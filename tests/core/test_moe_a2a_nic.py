@@ -1,5 +1,5 @@
 """The EP all-to-all across nodes (issue 27): each rank's bytes for peers off its node leave
-through its own NIC share, not the node's NICs pooled as a ring's are (comm.moe_all_to_all_s;
+through its own NIC share, not the node's NICs pooled as a ring's are (comm.all_to_all_s;
 DeepEP README, SM90 CX7 EP 8x4: ~46 GB/s over RDMA per GPU). Inside a node it is the
 all-to-all it always was, so single-node EP scenarios and every dense one are unchanged."""
 
@@ -19,7 +19,7 @@ E = H100.efficiency
 def test_inside_one_node_it_is_the_plain_all_to_all():
     p = comm.Placement(size=8, per_domain=8)
     nbytes = 3.0e8
-    assert comm.moe_all_to_all_s(nbytes, p, H100, 2) == comm.all_to_all_s(nbytes, p, H100, 2)
+    assert comm.all_to_all_s(nbytes, p, H100, 2) == comm.all_gather_s(nbytes, p, H100, 2)
 
 
 @pytest.mark.parametrize(("size", "per_domain"), [(16, 8), (32, 4), (64, 4)])
@@ -29,10 +29,10 @@ def test_across_nodes_the_remote_share_goes_at_one_nic_share(size, per_domain):
     remote = nbytes * (size - per_domain) / size / (H100.inter_gbps * 1e9 * E.inter_busbw_fraction)
     local = nbytes * (per_domain - 1) / size / (H100.intra_gbps * 1e9 * E.intra_busbw_fraction)
     expect = max(remote, local) + 2 * comm.ring_latency_s(p, H100)
-    assert comm.moe_all_to_all_s(nbytes, p, H100, 2) == pytest.approx(expect, rel=1e-12)
+    assert comm.all_to_all_s(nbytes, p, H100, 2) == pytest.approx(expect, rel=1e-12)
     # ~45 GB/s per GPU for the remote bytes: slower than the ring rule's pooled NICs, which
     # priced it at the NVLink rate once per_domain x 50 GB/s reached it.
-    assert comm.moe_all_to_all_s(nbytes, p, H100, 2) > comm.all_to_all_s(nbytes, p, H100, 2)
+    assert comm.all_to_all_s(nbytes, p, H100, 2) > comm.all_gather_s(nbytes, p, H100, 2)
 
 
 def test_the_board_prices_multi_node_ep_rows_slower_and_single_node_ones_as_before():

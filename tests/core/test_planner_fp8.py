@@ -91,7 +91,7 @@ def test_a_671b_moe_search_says_what_the_bf16_plan_answers():
     """DeepSeek-V3 on 2,048 H100s: the bf16 answer is a DualPipeV sibling of a 1F1B row
     ranked well below the first; the search's bf16 numbers are still fp8=none's first row
     (planner._shortlist simulates what fp8=none simulates). With the EP all-to-all at one
-    NIC share per GPU across nodes (comm.moe_all_to_all_s) the first is an in-node EP 4
+    NIC share per GPU across nodes (comm.all_to_all_s) the first is an in-node EP 4
     DualPipeV row in both searches: FP8 never ranks below the bf16 answer."""
     args = ("deepseek-v3", "h100-sxm", 2048, 4096)
     got = plan(*args, top=3, recipes=fp8s.recipes(HARDWARE["h100-sxm"]))

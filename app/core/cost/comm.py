@@ -164,8 +164,21 @@ def all_gather_s(
 
 def all_to_all_s(nbytes: float, p: Placement, hw: HardwareSpec, messages: int = 1) -> float:
     """All-to-all of an ``nbytes`` buffer per rank: (n-1)/n of it leaves each rank (NCCL
-    PERFORMANCE.md, alltoall: busBw = algBw x (n-1)/n, as the all-gather's)."""
-    return all_gather_s(nbytes, p, hw, messages)
+    PERFORMANCE.md, alltoall: busBw = algBw x (n-1)/n, as the all-gather's) inside one domain.
+    Across domains each rank sends (n - per_domain)/n of it to peers off its domain, and those
+    bytes leave through its own NIC share (inter_gbps), while the (per_domain - 1)/n for its
+    domain's peers go over the scale-up links at the same time: not the ring's pooled NICs
+    (bus_bandwidth_bps), since every member of an all-to-all sends its own bytes off-node.
+    Measured: DeepEP README (deepseek-ai/DeepEP 0297fc80, Performance), SM90 with CX7, EP 8x4:
+    61 GB/s logical of which 3/4 is remote, ~46 GB/s over RDMA, one 400 Gb/s NIC's share."""
+    if p.domains == 1:
+        return all_gather_s(nbytes, p, hw, messages)
+    e = hw.efficiency
+    intra = nbytes * (p.per_domain - 1) / p.size / (hw.intra_gbps * 1e9 * e.intra_busbw_fraction)
+    inter = (
+        nbytes * (p.size - p.per_domain) / p.size / (hw.inter_gbps * 1e9 * e.inter_busbw_fraction)
+    )
+    return max(intra, inter) + messages * ring_latency_s(p, hw)
 
 
 def moe_a2a_buffer_bytes(m: ModelSpec, t: Training, routed_by: int = 1) -> float:
@@ -214,25 +227,7 @@ def moe_a2a_s(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout) -> fl
         return 0.0
     place = placement(layout, "ep", hw.domain_size)
     routed_by = moe_source_split(t, layout.tp)
-    return moe_all_to_all_s(moe_a2a_buffer_bytes(m, t, routed_by), place, hw, messages=2)
-
-
-def moe_all_to_all_s(nbytes: float, p: Placement, hw: HardwareSpec, messages: int = 1) -> float:
-    """The EP all-to-all of an ``nbytes`` buffer per rank. Inside one domain, all_to_all_s.
-    Across domains each rank sends (n - per_domain)/n of it to peers off its domain, and those
-    bytes leave through its own NIC share (inter_gbps), while the (per_domain - 1)/n for its
-    domain's peers go over the scale-up links at the same time: not the ring's pooled NICs
-    (bus_bandwidth_bps), since every member of an all-to-all sends its own bytes off-node.
-    Measured: DeepEP README (deepseek-ai/DeepEP 0297fc80, Performance), SM90 with CX7, EP 8x4:
-    61 GB/s logical of which 3/4 is remote, ~46 GB/s over RDMA, one 400 Gb/s NIC's share."""
-    if p.domains == 1:
-        return all_to_all_s(nbytes, p, hw, messages)
-    e = hw.efficiency
-    intra = nbytes * (p.per_domain - 1) / p.size / (hw.intra_gbps * 1e9 * e.intra_busbw_fraction)
-    inter = (
-        nbytes * (p.size - p.per_domain) / p.size / (hw.inter_gbps * 1e9 * e.inter_busbw_fraction)
-    )
-    return max(intra, inter) + messages * ring_latency_s(p, hw)
+    return all_to_all_s(moe_a2a_buffer_bytes(m, t, routed_by), place, hw, messages=2)
 
 
 def p2p_s(nbytes: float, crosses_domain: bool, hw: HardwareSpec) -> float:

@@ -53,7 +53,7 @@ def _a2a(m: ModelSpec, hw: HardwareSpec, t: Training, layout: Layout, scale: flo
     place = comm.placement(layout, "ep", hw.domain_size)
     split = comm.moe_source_split(t, layout.tp)  # each TP rank routes its own SP shard
     half = comm.moe_a2a_buffer_bytes(m, t, split) / 2  # dispatch, or combine (token_dispatcher.py)
-    each = comm.moe_all_to_all_s(half, place, hw) * scale
+    each = comm.all_to_all_s(half, place, hw) * scale
     layer = comm.moe_a2a_s(m, hw, t, layout) * scale
     return {
         "size": layout.ep,
