@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
+from functools import partial
 from typing import NamedTuple
 
 from app.core.schedules import dualpipe, torch_orders, v_shape, zero_bubble
@@ -63,6 +64,11 @@ class Action(NamedTuple):
     def compact(self, show_chunk: bool = False) -> str:
         """``F3``, or ``F3c1`` when chunks matter (torch prints stage ids instead)."""
         return f"{self.kind}{self.microbatch}" + (f"c{self.chunk}" if show_chunk else "")
+
+
+# Action(kind, microbatch, chunk) without NamedTuple's Python-level __new__ (or _make): the
+# same tuple, at C speed, for the builders that make hundreds of thousands of them.
+_action = partial(tuple.__new__, Action)
 
 
 class ScheduleError(ValueError):
@@ -199,21 +205,21 @@ def build(
 
 def _naive(rank: int, pp: int, m: int, v: int) -> list[Action]:
     # The article's demo: forward-only fill and drain, stage s busy with micro-batch t - s.
-    return [Action("F", i) for i in range(m)]
+    return [_action(("F", i, 0)) for i in range(m)]
 
 
 def _gpipe(rank: int, pp: int, m: int, v: int) -> list[Action]:
     # Huang et al. 2019 (GPipe): all forwards, then all backwards; torch ScheduleGPipe order.
-    return [Action("F", i) for i in range(m)] + [Action("B", i) for i in range(m)]
+    return [_action(("F", i, 0)) for i in range(m)] + [_action(("B", i, 0)) for i in range(m)]
 
 
 def _one_f_one_b(rank: int, pp: int, m: int, v: int) -> list[Action]:
     # Narayanan et al. 2021 §2.2.1 (PipeDream-Flush): p-1-rank warm-up forwards, then 1F1B.
     warmup = min(pp - 1 - rank, m)
-    ops = [Action("F", i) for i in range(warmup)]
+    ops = [_action(("F", i, 0)) for i in range(warmup)]
     for i in range(m - warmup):
-        ops += [Action("F", warmup + i), Action("B", i)]
-    return ops + [Action("B", i) for i in range(m - warmup, m)]
+        ops += [_action(("F", warmup + i, 0)), _action(("B", i, 0))]
+    return ops + [_action(("B", i, 0)) for i in range(m - warmup, m)]
 
 
 def _zb_h1(rank: int, pp: int, m: int, v: int) -> list[Action]:
@@ -227,9 +233,9 @@ def _zb_h1(rank: int, pp: int, m: int, v: int) -> list[Action]:
         if a.kind == "B":
             done_b += 1
             if done_b - done_w > rank:
-                ops.append(Action("W", done_w))
+                ops.append(_action(("W", done_w, 0)))
                 done_w += 1
-    return ops + [Action("W", i) for i in range(done_w, m)]
+    return ops + [_action(("W", i, 0)) for i in range(done_w, m)]
 
 
 def interleaved_rounds(pp: int, m: int) -> int:
@@ -269,12 +275,12 @@ def _interleaved_steps(pp: int, m: int, v: int) -> _Steps:
 
 def _v_builder(order: Callable[[int, int, int], list[v_shape.Op]]) -> Callable:
     # schedules_v gives plain (kind, microbatch, chunk) tuples, so it does not import Action.
-    return lambda rank, pp, m, v: [Action._make(op) for op in order(rank, pp, m)]
+    return lambda rank, pp, m, v: list(map(_action, order(rank, pp, m)))
 
 
 def _chunked(order: Callable[[int, int, int, int], list[torch_orders.Op]]) -> Callable:
     # As _v_builder, for the builders that take the chunks per rank too.
-    return lambda rank, pp, m, v: [Action._make(op) for op in order(rank, pp, m, v)]
+    return lambda rank, pp, m, v: list(map(_action, order(rank, pp, m, v)))
 
 
 _BUILDERS = {
