@@ -5,6 +5,9 @@ ranks, several times; holding every rank's spans for them grew an import's memor
 rank-steps, and pinned the allocator's arenas between one file's parse and the next. Here
 a walk holds one rank's spans at a time (those of one file, as its parse did), and the
 stages take these as they took a list: they only iterate, index and take ``len``.
+
+Pickle reads back only what this process wrote, to a file with no name that no other
+process can open (spill.py): never anything from the user's input.
 """
 
 from __future__ import annotations

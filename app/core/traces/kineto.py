@@ -9,7 +9,8 @@ Where each kind comes from, best source first:
   comms   GPU kernels tagged with ``Collective name`` (when data moved on the device), else
           the backend's ``gloo:``/``nccl:`` annotations (their group from an enclosing
           ``... ranks=[a, b]`` range when the loop names one), else record_param_comms
-Only the events named above are kept, so a file's memory is its JSON and these spans.
+Only the events named above are kept, so a file's memory is a read chunk and these spans
+(its compute kernels as one flat union, busy.py), never its JSON.
 """
 
 from __future__ import annotations
