@@ -9,6 +9,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from app.core.inputs.protocol import ProbeRecord, RunInfo
@@ -52,11 +54,32 @@ def store_run(store: Store, info: RunInfo, records: Sequence[ProbeRecord], detai
     hello = [("hello", (info, rank, 0, now)) for rank in ranks]
     tail = [("status", (info.run, "done", None, "", now)),
             ("event", (info.run, None, "imported", detail[:2000], now))]  # fmt: skip
-    results = store.transaction(Ops(hello, records, tail, now))  # type: ignore[arg-type]
-    rejected = [r for r in results if isinstance(r, RowRejected)]
-    if rejected:
-        raise TraceError(f"the store refused {len(rejected)} record(s): {rejected[0]}")
-    return sum(1 for r in results[len(ranks) : len(ranks) + len(records)] if r.stored)
+    make = partial(_Kept, len(ranks), len(records))
+    kept = store.folded(Ops(hello, records, tail, now), make)  # type: ignore[arg-type]
+    if kept.rejected:
+        raise TraceError(f"the store refused {kept.rejected} record(s): {kept.first}")
+    return kept.stored
+
+
+@dataclass
+class _Kept:
+    """What store_run reads of its transaction's results, counted as they come instead of
+    kept in a list of one per record: the records stored, and the refusals."""
+
+    skip: int  # the hellos before the records
+    records: int
+    seen: int = 0
+    stored: int = 0
+    rejected: int = 0
+    first: RowRejected | None = None
+
+    def append(self, result: object) -> None:
+        if isinstance(result, RowRejected):
+            self.rejected += 1
+            self.first = self.first or result
+        elif self.skip <= self.seen < self.skip + self.records and result.stored:  # type: ignore[attr-defined]
+            self.stored += 1
+        self.seen += 1
 
 
 def to_server(url: str, token: str | None, info: RunInfo, records: list[ProbeRecord]) -> int:

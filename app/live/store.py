@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from app.core.fidelity.measured import RankBreakdown, breakdown
 from app.core.inputs.protocol import RunInfo
@@ -37,6 +39,13 @@ from app.live import summary
 from app.live.schema import INSERT_STEP, SCHEMA, connect, migrate
 from app.live.step_tally import StepTally
 from app.live.undo import UndoLog
+
+
+class Sink(Protocol):
+    def append(self, result: object, /) -> None: ...
+
+
+F = TypeVar("F", bound=Sink)
 
 __all__ = ["SCHEMA", "Outcome", "RowRejected", "StepDone", "Store", "Welcome", "connect"]
 
@@ -113,19 +122,26 @@ class Store:
     def transaction(self, ops: list[tuple[str, tuple]]) -> list[object]:
         """Run ``(method, args)`` ops in one transaction; results in order, after commit. An
         op whose data the store refuses gets a ``RowRejected`` as its result instead."""
+        return self.folded(ops, list)
+
+    def folded(self, ops: Iterable[tuple[str, tuple]], make: Callable[[], F]) -> F:
+        """``transaction``, each result handed in order to ``make()``'s ``append`` instead
+        of kept in a list: an import's million records need their count, not their
+        results. A batch retried op by op gets a fresh ``make()``."""
         with self._lock:
             try:
-                return self._run(ops, isolate=False)
+                return self._run(ops, isolate=False, sink=make())
             except Exception as err:
                 if not _row_fault(err):
                     raise
             # The retry pays two statements per op, only for a batch that held a bad row.
-            return self._run(ops, isolate=True)
+            return self._run(ops, isolate=True, sink=make())
 
-    def _run(self, ops: list[tuple[str, tuple]], isolate: bool) -> list[object]:
+    def _run(self, ops: Iterable[tuple[str, tuple]], isolate: bool, sink: F) -> F:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            out = [self._isolated(n, a) if isolate else self._op(n, a) for n, a in ops]
+            for n, a in ops:
+                sink.append(self._isolated(n, a) if isolate else self._op(n, a))
             self._flush_touched()
             self._tally.flush(self.conn)
             self.conn.execute("COMMIT")
@@ -141,7 +157,7 @@ class Store:
             raise
         self._undo.forget()
         self._tally.clear()
-        return out
+        return sink
 
     def _op(self, name: str, args: tuple) -> object:
         return getattr(self, "_" + name)(*args)

@@ -14,18 +14,34 @@ _ABSENT = object()
 
 
 class UndoLog:
+    """Only a key's first change since the last mark is logged: the value to put back is the
+    one it had then, whatever came after. A transaction of a million records (an import)
+    changes a few keys per rank and per step again and again; one entry a change held
+    ~1.3 KB a rank-step until the commit."""
+
     def __init__(self) -> None:
         self._log: list[tuple[dict, object, object]] = []
+        # (id of a cache, key) logged since the mark. A cache's id cannot be reused while
+        # the log holds the cache, and it holds every cache named here.
+        self._seen: set[tuple[int, object]] = set()
+
+    def _note(self, cache: dict, key: object) -> None:
+        mark = (id(cache), key)
+        if mark not in self._seen:
+            self._seen.add(mark)
+            self._log.append((cache, key, cache.get(key, _ABSENT)))
 
     def set(self, cache: dict, key: object, value: object) -> None:
-        self._log.append((cache, key, cache.get(key, _ABSENT)))
+        self._note(cache, key)
         cache[key] = value
 
     def drop(self, cache: dict, key: object) -> None:
         if key in cache:
-            self._log.append((cache, key, cache.pop(key)))
+            self._note(cache, key)
+            del cache[key]
 
     def mark(self) -> int:
+        self._seen.clear()  # changes after the mark are logged anew: undo(mark) needs them
         return len(self._log)
 
     def undo(self, to: int = 0) -> None:
@@ -36,7 +52,9 @@ class UndoLog:
                 cache.pop(key, None)
             else:
                 cache[key] = old
+        self._seen.clear()
 
     def forget(self) -> None:
         """The transaction committed: its changes stay."""
         self._log.clear()
+        self._seen.clear()
