@@ -132,22 +132,34 @@ def _rates(m: ModelSpec, t: Training, dp: int, tp: int) -> tuple:
         fragmentation_bytes(1.0, t, dp),  # per allocated byte
         units,
         roots,
+        _expert_rates(m, t, dp, tp),
     )  # fmt: skip
 
 
-def _expert_states(
-    m: ModelSpec, t: Training, dp: int, tp: int, n: int, states: tuple, share: float
-) -> tuple:
-    """``states`` with the rank's expert weights split over etp (not tp) and sharded by ZeRO
-    over the expert-data-parallel group, tp x dp x cp / (etp x ep) ranks, instead of dp
-    (Megatron-LM parallel_state.py: the expert grid's edp group; distributed optimizer shards
-    expert parameters over it)."""
+def _expert_rates(m: ModelSpec, t: Training, dp: int, tp: int) -> tuple | None:
+    """What _expert_states needs of one (model, training, dp, tp), whatever the stage: the
+    routed experts per layer, etp, and the state bytes per parameter over the expert-data-
+    parallel group, tp x dp x cp / (etp x ep) ranks (Megatron-LM parallel_state.py: the
+    expert grid's edp group; distributed optimizer shards expert parameters over it). None
+    where that group and split are the dense ones."""
+    if not m.experts:
+        return None
     etp = t.expert_tp(tp)
     edp = max(1, dp * tp // (etp * m.expert_shards))  # dp: stage_memory's group, dp x cp
     if edp == dp and etp == tp:
-        return states
-    counted, held = n * expert_params_per_layer(m) // tp, n * expert_params_per_layer(m) // etp
-    (w, g, o), (we, ge, oe) = state_bytes_per_param(t, dp), state_bytes_per_param(t, edp)
+        return None
+    return expert_params_per_layer(m), etp, state_bytes_per_param(t, edp)
+
+
+def _expert_states(
+    n: int, tp: int, states: tuple, share: float, dense: tuple, expert: tuple
+) -> tuple:
+    """``states`` of a rank of ``n`` layers with its expert weights split over etp (not tp)
+    and sharded by ZeRO over the expert-data-parallel group instead of dp (_expert_rates);
+    ``dense``: the (weights, grads, optimizer) bytes per parameter states counted them at."""
+    per_layer, etp, (we, ge, oe) = expert
+    counted, held = n * per_layer // tp, n * per_layer // etp
+    w, g, o = dense
     dg = held * ge - counted * g
     return (
         states[0] + held * we - counted * w,
@@ -195,7 +207,7 @@ def stage_memory(
     # same weights (Megatron-LM distributed_data_parallel.py's intra_dp_cp_group; torchtitan's
     # FSDP mesh dp_shard_cp): every state and gather below divides by dp x cp.
     dp = (t.dp_shard or dp) * t.cp  # HSDP: one shard group's (Training.dp_shard)
-    w, g, o, share, act_layer, rebuilt, logits, frag, units, roots = _rates(m, t, dp, tp)
+    w, g, o, share, act_layer, rebuilt, logits, frag, units, roots, expert = _rates(m, t, dp, tp)
     floor = floor_bytes(hw)
     layers = layers or even_chunk_layers(m, pp, chunks)
     w_share = w_pass_share(m, t, tp) if frontier is not None else 0.0
@@ -228,8 +240,8 @@ def stage_memory(
         if t.fp8 != "none":  # FP8 weight copies beside the 16-bit weights (cost/fp8.py)
             cache = fp8.weight_cache_bytes(m, t, tp, sum(layers[stage]))
             states = (states[0] + cache, *states[1:])
-        if m.experts:
-            states = _expert_states(m, t, dp, tp, sum(layers[stage]), states, share)
+        if expert is not None:
+            states = _expert_states(sum(layers[stage]), tp, states, share, (w, g, o), expert)
         act, extra = act_layer * kept, max(again - loss, 0.0)
         at_end = max(roots[holds_emb, holds_head] - (act + loss + extra), 0.0)
         allocated = sum(states) + act + gather + loss + extra + at_end
