@@ -122,6 +122,7 @@ _SCENARIO = {
     "expert_ffn_tp": "expert_ffn divisible by tp",
     "top_k_experts": "top_k between 1 and experts",
     "ep_experts": "ep divides experts",
+    "ep_dense": "ep > 1 or etp other than tp only with experts",
     "moe_layers": "first_dense_layers and moe_every leave a layer for the experts",
     "routing_imbalance": "routing_imbalance within experts/top_k",
 }
