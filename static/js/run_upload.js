@@ -1,7 +1,9 @@
 // /runs: upload traces or logs as a run (issue 25). One file is sent as it is; several are
 // packed into one .tar in the browser (a Blob of the files' own blobs, nothing read into
 // memory), since the server takes one raw body per upload (POST /api/runs/import, no
-// multipart). XMLHttpRequest, not fetch: it reports upload progress.
+// multipart). XMLHttpRequest, not fetch: it reports upload progress. A folder (chosen, or
+// dropped) keeps its files' paths in the tar, so torchtitan's profiling cycles
+// (traces/iteration_N/rankK_trace.json) stay apart as the server reads them (cycles.py).
 import { errorText, fill, lang, tr, trOr } from "./i18n.js";
 
 const ROUTE = "/api/runs/import";
@@ -15,13 +17,32 @@ function safeName(name) {
   return (plain.length > 99 ? plain.slice(-99).replace(/^[.+-]+/, "") : plain) || "upload";
 }
 
+// A folder's file keeps its path, each part made safe as a name is; a file chosen alone has
+// only its name.
+const TRACE = /\.json(\.gz)?$/;
+const dropPaths = new WeakMap(); // a dropped folder's File -> its path under the drop
+const rawPath = (f) => dropPaths.get(f) || f.webkitRelativePath || f.name; // as the user named it
+const pathOf = (f) => rawPath(f).split("/").filter(Boolean).map(safeName).join("/"); // in the tar
+
+// ustar keeps a path of up to 100 bytes in its name field, and a longer one split at a "/"
+// into a prefix of up to 155 and a name of up to 100 (IEEE Std 1003.1, ustar format).
+function splitPath(path) {
+  if (path.length <= 100) return ["", path];
+  for (let i = path.indexOf("/"); i >= 0; i = path.indexOf("/", i + 1)) {
+    if (i <= 155 && path.length - i - 1 <= 100) return [path.slice(0, i), path.slice(i + 1)];
+  }
+  return ["", path.split("/").at(-1).slice(-99)];
+}
+
 // One POSIX ustar header (IEEE Std 1003.1, pax "ustar Interchange Format"): octal fields,
 // the checksum the sum of the header's bytes with its own field read as spaces.
-function tarHeader(name, size) {
+function tarHeader(path, size) {
   const h = new Uint8Array(512);
   const put = (text, at) => { for (let i = 0; i < text.length; i++) h[at + i] = text.charCodeAt(i); };
   const octal = (n, width) => n.toString(8).padStart(width - 1, "0") + "\0";
+  const [prefix, name] = splitPath(path);
   put(name, 0);
+  put(prefix, 345);
   put(octal(0o644, 8), 100);
   put(octal(0, 8), 108);
   put(octal(0, 8), 116);
@@ -39,8 +60,8 @@ function tarOf(files) {
   const parts = [];
   const seen = new Set();
   for (const f of files) {
-    let name = safeName(f.name);
-    for (let i = 2; seen.has(name); i++) name = `${i}_${safeName(f.name)}`;
+    let name = pathOf(f);
+    for (let i = 2; seen.has(name); i++) name = `${i}_${pathOf(f)}`;
     seen.add(name);
     parts.push(tarHeader(name, f.size), f, new Uint8Array((512 - (f.size % 512)) % 512));
   }
@@ -50,15 +71,26 @@ function tarOf(files) {
 
 const mb = (bytes) => (bytes / 2 ** 20).toFixed(bytes < 2 ** 20 ? 2 : 1);
 
-function choose(files) {
-  chosen = [...files];
+const SHOWN = 8; // a folder may hold a thousand ranks' files: name the first few
+const listed = (files) =>
+  files.slice(0, SHOWN).map(rawPath).join(", ") + (files.length > SHOWN ? `, … (+${files.length - SHOWN})` : "");
+
+// A folder's traces, when it has any: a tar takes traces alone (app/importers/trace_tar.py),
+// and a profiler's folder may hold other files (memory snapshots, notes).
+function choose(files, folder = false) {
+  const all = [...files];
+  const traces = all.filter((f) => TRACE.test(f.name));
+  chosen = folder && traces.length ? traces : all;
   const total = chosen.reduce((a, f) => a + f.size, 0);
+  const left = all.length - chosen.length;
   $("upload-chosen").textContent = chosen.length
-    ? `${fill("live.upload.chosen", { n: chosen.length, mb: mb(total) })}: ${chosen.map((f) => f.name).join(", ")}`
+    ? `${fill("live.upload.chosen", { n: chosen.length, mb: mb(total) })}: ${listed(chosen)}` +
+      (left ? ` (${fill("live.upload.skipped", { n: left })})` : "")
     : tr("live.upload.drop");
-  // A run name from the first file when the user has not typed one.
+  // A run name from the folder, or the first file, when the user has not typed one.
   if (chosen.length && !$("upload-run").value) {
-    $("upload-run").value = safeName(chosen[0].name.replace(/\.(json|jsonl|log|txt|out|tar|tgz)(\.gz)?$/, "")).slice(0, 64);
+    const base = folder ? rawPath(chosen[0]).split("/")[0] : chosen[0].name;
+    $("upload-run").value = safeName(base.replace(/\.(json|jsonl|log|txt|out|tar|tgz)(\.gz)?$/, "")).slice(0, 64);
   }
 }
 
@@ -137,13 +169,39 @@ function send(ev) {
   xhr.send(body);
 }
 
+// A dropped folder's files, with their paths under it (the File and Directory Entries API:
+// readEntries answers in batches until an empty one).
+async function walk(entry, path) {
+  if (entry.isFile) {
+    const file = await new Promise((ok, fail) => entry.file(ok, fail));
+    dropPaths.set(file, `${path}${file.name}`);
+    return [file];
+  }
+  const reader = entry.createReader();
+  const out = [];
+  for (;;) {
+    const batch = await new Promise((ok, fail) => reader.readEntries(ok, fail));
+    if (!batch.length) return out;
+    for (const e of batch) out.push(...(await walk(e, `${path}${entry.name}/`)));
+  }
+}
+
+async function dropped(dt) {
+  const entries = [...(dt.items || [])].map((i) => i.webkitGetAsEntry?.()).filter(Boolean);
+  if (!entries.some((e) => e.isDirectory)) return choose(dt.files);
+  const files = [];
+  for (const e of entries) files.push(...(await walk(e, "")));
+  choose(files, true);
+}
+
 const drop = $("upload-drop");
 $("upload-files").addEventListener("change", (ev) => choose(ev.target.files));
+$("upload-folder").addEventListener("change", (ev) => choose(ev.target.files, true));
 drop.addEventListener("dragover", (ev) => { ev.preventDefault(); drop.dataset.over = ""; });
 drop.addEventListener("dragleave", () => { delete drop.dataset.over; });
 drop.addEventListener("drop", (ev) => {
   ev.preventDefault();
   delete drop.dataset.over;
-  choose(ev.dataTransfer.files);
+  dropped(ev.dataTransfer);
 });
 $("upload-form").addEventListener("submit", send);
