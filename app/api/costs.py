@@ -73,3 +73,10 @@ def analysis(info: RunInfo, window: int) -> float:
     what most records hold, so more would make every small run's analysis take every slot."""
     parsed = window * info.world_size * info.events_cap() / EVENTS_UNIT
     return min(1.0, parsed + info.pp * info.microbatches * info.chunks / SCENARIO_UNIT)
+
+
+# A whole-run query over a run's action segments (app/live/actions_query.py): one slot
+# whatever the run. DuckDB parses and scans, not Python, within its own memory cap
+# (actions_segments.duck: 1 GB, spilling past it) and threads, so what one such query holds
+# does not grow with the run's records the way a parsed window does.
+ACTIONS = 1.0

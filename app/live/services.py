@@ -15,6 +15,7 @@ import time
 from collections import OrderedDict
 
 from app.core.inputs.protocol import RunInfo
+from app.live.actions_segments import Segments
 from app.live.config import LiveConfig
 from app.live.db_claim import Claim, read_only
 from app.live.hub import Hub
@@ -43,6 +44,8 @@ class Live:
         self.readonly = self.claim.readonly
         self.store = Store(settings.db, readonly=self.readonly)
         self.reader = Reader(settings.db)
+        # A run's actions as Parquet, derived from the store at query time (issue 25).
+        self.actions = Segments(settings.db, settings.actions_dir, readonly=self.readonly)
         self.hub = Hub(config.tick_s, config.queue_frames, config.kick_after_s, config.max_viewers)
         self.liveness = Liveness(config.heartbeat_s, config.stale_after_beats)
         self.stats = IngestStats()
@@ -80,6 +83,7 @@ class Live:
                 await task
         await self.writer.stop()
         self.reader.close()
+        self.actions.close()
 
     def _done_ranks(self, info: RunInfo) -> list[int]:
         cursors = self.reader.rank_cursors(info.run)

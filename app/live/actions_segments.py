@@ -1,0 +1,233 @@
+"""A run's per-action events as immutable Parquet segments, derived from the SQLite store
+(issue 25): the columnar copy whole-run queries read (app/live/actions_query.py).
+
+SQLite stays the one durable store; a segment is a cache of its rows, so deleting one, or
+the whole directory, is always safe: the next query rebuilds it. A segment holds the
+actions of the run's ``steps`` rows with ids ``first..last`` (``<first>-<last>.parquet``):
+ids only grow (one writer, rows never deleted), so catching up is reading the rows past
+the last segment's last id. Rows of a dead attempt are kept here too, as in SQLite, and
+left out at query time by the store's own rule (actions_query.current).
+
+One row per action: id, rank, step, attempt, t0, dp, pp, tp, kind, microbatch, chunk,
+start, end, peer. A record without events keeps one row whose kind is NULL, so its attempt
+still counts in the rule that decides which rows are current.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import sqlite3
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import duckdb
+
+from app.live.schema import connect
+
+log = logging.getLogger("meshscope.live")
+T = TypeVar("T")
+SEGMENT = re.compile(r"^(\d+)-(\d+)\.parquet$")
+# The stored record's canonical JSON (app/core/inputs/protocol_fast.record_json) as DuckDB
+# reads it: explicit types, no inference over a sample; keys not named here are skipped.
+EVENT = (
+    "STRUCT(kind VARCHAR, microbatch INTEGER, chunk INTEGER, start DOUBLE,"
+    ' "end" DOUBLE, peer INTEGER)'
+)
+RECORD = (
+    "STRUCT(rank INTEGER, step BIGINT, attempt INTEGER, t0 DOUBLE,"
+    f" coord STRUCT(dp INTEGER, pp INTEGER, tp INTEGER), events {EVENT}[])"
+)
+COLUMNS = "{'id': 'BIGINT', 'r': '" + RECORD.replace("'", "''") + "'}"
+# A record with no events unnests to one NULL action instead of none (see the docstring).
+UNNEST = f"""
+SELECT id, r.rank AS rank, r.step AS step, r.attempt AS attempt, r.t0 AS t0,
+  r.coord.dp AS dp, r.coord.pp AS pp, r.coord.tp AS tp,
+  e.kind AS kind, e.microbatch AS microbatch, e.chunk AS chunk, e.start AS start,
+  e."end" AS "end", e.peer AS peer
+FROM (SELECT id, r, unnest(CASE WHEN len(r.events) = 0 THEN [NULL::{EVENT}]
+                                ELSE r.events END) AS e
+      FROM read_json($src, format = 'newline_delimited', columns = {COLUMNS},
+                     maximum_object_size = 67108864))
+ORDER BY id
+"""
+
+
+def duck(memory: str = "1GB", threads: int = 2) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB bounded in memory and threads (it spills past the limit)."""
+    con = duckdb.connect(config={"memory_limit": memory, "threads": threads})
+    con.execute("SET preserve_insertion_order = false")
+    return con
+
+
+class Segments:
+    """The segments of every run of one database, and a lock per run: catch-up and the
+    queries that read the files hold it, so no query sees a half-written directory."""
+
+    def __init__(
+        self, db: Path, directory: Path | None = None, readonly: bool = False, chunk: int = 20_000
+    ) -> None:
+        self.db = Path(db)
+        self.chunk = chunk
+        self.readonly = readonly
+        self.wanted = Path(directory) if directory else self.db.with_name(self.db.name + ".actions")
+        self._root: Path | None = None
+        self._temp: Path | None = None
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+        self._checked: dict[str, int] = {}  # run -> last id whose coverage was checked
+
+    # -- where ---------------------------------------------------------------------------------
+    def root(self) -> Path:
+        """The segments directory, or a temporary one when the database is read-only or the
+        directory cannot be written: said once in the log, never a failed request."""
+        with self._guard:
+            if self._root is None:
+                self._root = self._pick()
+            return self._root
+
+    def _pick(self) -> Path:
+        why = "the database is read-only" if self.readonly else _unwritable(self.wanted)
+        if why is None:
+            return self.wanted
+        self._temp = Path(tempfile.mkdtemp(prefix="meshscope-actions-"))
+        log.warning("action segments in %s, not %s: %s (rebuilt after a restart)",
+                    self._temp, self.wanted, why)  # fmt: skip
+        return self._temp
+
+    def close(self) -> None:
+        if self._temp is not None:
+            shutil.rmtree(self._temp, ignore_errors=True)
+
+    def lock(self, run: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(run, threading.Lock())
+
+    def files(self, run: str) -> list[Path]:
+        """The run's segments, in id order."""
+        folder = self.root() / run
+        if not folder.is_dir():
+            return []
+        found = [(int(m[1]), p) for p in folder.iterdir() if (m := SEGMENT.match(p.name))]
+        return [p for _, p in sorted(found)]
+
+    def wipe(self, run: str) -> None:
+        shutil.rmtree(self.root() / run, ignore_errors=True)
+        self._checked.pop(run, None)
+
+    # -- queries -------------------------------------------------------------------------------
+    def query(self, run: str, fn: Callable[[duckdb.DuckDBPyConnection, list[Path]], T]) -> T:
+        """``fn(con, segments)`` after catching up, under the run's lock. A segment DuckDB
+        cannot read (cut short, corrupt, deleted under us) is rebuilt from SQLite, once."""
+        with self.lock(run):
+            for tried in (False, True):
+                files = self.catch_up(run)
+                con = duck()
+                try:
+                    return fn(con, files)
+                except (duckdb.IOException, duckdb.InvalidInputException) as err:
+                    if tried:
+                        raise
+                    log.warning("action segments of %s unreadable, rebuilt: %s", run, err)
+                    self.wipe(run)
+                finally:
+                    con.close()
+        raise AssertionError("unreachable")
+
+    # -- catch-up ------------------------------------------------------------------------------
+    def catch_up(self, run: str) -> list[Path]:
+        """Write the rows stored since the last segment as new segments (``chunk`` rows
+        each, so memory is bounded by a chunk, not the run); the run's lock is held."""
+        folder = self.root() / run
+        folder.mkdir(parents=True, exist_ok=True)
+        for stale in folder.glob(".tmp-*"):  # a catch-up killed before its rename
+            stale.unlink(missing_ok=True)
+        conn = connect(self.db, readonly=True)
+        try:
+            last = self._checked_last(conn, run)
+            while True:
+                rows = conn.execute(
+                    "SELECT id, record FROM steps WHERE run = ? AND id > ? ORDER BY id LIMIT ?",
+                    (run, last, self.chunk),
+                ).fetchall()
+                if not rows:
+                    break
+                last = self._write(folder, rows)
+                self._checked[run] = last
+        finally:
+            conn.close()
+        return self.files(run)
+
+    def _checked_last(self, conn: sqlite3.Connection, run: str) -> int:
+        """The last id the segments hold, once checked against SQLite: as many records as
+        the store has up to that id (a segment deleted from the middle, a database replaced
+        under the same name), else the run's segments are dropped and rebuilt."""
+        files = self.files(run)
+        if not files:
+            self._checked.pop(run, None)
+            return 0
+        last = int(SEGMENT.match(files[-1].name)[2])
+        if self._checked.get(run) == last:
+            return last
+        stored = conn.execute(
+            "SELECT COUNT(*) FROM steps WHERE run = ? AND id <= ?", (run, last)
+        ).fetchone()[0]
+        con = duck()
+        try:
+            held = con.execute(
+                "SELECT COUNT(DISTINCT id) FROM read_parquet(?)", [[str(f) for f in files]]
+            ).fetchone()[0]
+        except duckdb.Error as err:  # a corrupt segment: rebuilt below
+            log.warning("action segments of %s unreadable, rebuilt: %s", run, err)
+            held = -1
+        finally:
+            con.close()
+        if held != stored:
+            self.wipe(run)
+            (self.root() / run).mkdir(parents=True, exist_ok=True)
+            return 0
+        self._checked[run] = last
+        return last
+
+    def _write(self, folder: Path, rows: list[tuple[int, str]]) -> int:
+        """One segment from (id, record text) rows: NDJSON to a temporary file, DuckDB reads
+        it typed and writes Parquet under a temporary name, renamed when whole."""
+        first, last = rows[0][0], rows[-1][0]
+        fd, ndjson = tempfile.mkstemp(prefix=".tmp-", suffix=".ndjson", dir=folder)
+        part = folder / f".tmp-{first}-{last}.parquet"
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                for row_id, text in rows:
+                    out.write(f'{{"id":{row_id},"r":{text}}}\n')
+            con = duck()
+            try:
+                sql = UNNEST.replace("$src", f"'{quoted(Path(ndjson))}'")
+                con.execute(f"COPY ({sql}) TO '{quoted(part)}' (FORMAT parquet)")
+            finally:
+                con.close()
+            os.replace(part, folder / f"{first}-{last}.parquet")
+        finally:
+            Path(ndjson).unlink(missing_ok=True)
+            part.unlink(missing_ok=True)
+        return last
+
+
+def quoted(path: Path) -> str:
+    """A path inside a SQL string literal (COPY takes no parameters)."""
+    return str(path).replace("'", "''")
+
+
+def _unwritable(folder: Path) -> str | None:
+    """Why ``folder`` cannot hold segments, or None when it can."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".tmp-"):
+            pass
+    except OSError as err:
+        return f"{folder} is not writable ({err.strerror or err})"
+    return None
