@@ -80,7 +80,7 @@ class Segments:
         self._temp: Path | None = None
         self._guard = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
-        self._checked: dict[str, int] = {}  # run -> last id whose coverage was checked
+        self._checked: dict[str, list[str]] = {}  # run -> its segments as last checked
 
     # -- where ---------------------------------------------------------------------------------
     def root(self) -> Path:
@@ -119,6 +119,7 @@ class Segments:
     def wipe(self, run: str) -> None:
         shutil.rmtree(self.root() / run, ignore_errors=True)
         self._checked.pop(run, None)
+        (self.root() / run).mkdir(parents=True, exist_ok=True)
 
     # -- queries -------------------------------------------------------------------------------
     def query(self, run: str, fn: Callable[[duckdb.DuckDBPyConnection, list[Path]], T]) -> T:
@@ -158,21 +159,22 @@ class Segments:
                 if not rows:
                     break
                 last = self._write(folder, rows)
-                self._checked[run] = last
+                self._checked[run] = [p.name for p in self.files(run)]
         finally:
             conn.close()
         return self.files(run)
 
     def _checked_last(self, conn: sqlite3.Connection, run: str) -> int:
-        """The last id the segments hold, once checked against SQLite: as many records as
-        the store has up to that id (a segment deleted from the middle, a database replaced
-        under the same name), else the run's segments are dropped and rebuilt."""
+        """The last id the segments hold, checked against SQLite whenever they are not the
+        files this object last wrote or checked: as many records as the store has up to that
+        id (else a segment went missing, or the database was replaced under the same name),
+        or the run's segments are dropped and rebuilt."""
         files = self.files(run)
         if not files:
             self._checked.pop(run, None)
             return 0
         last = int(SEGMENT.match(files[-1].name)[2])
-        if self._checked.get(run) == last:
+        if self._checked.get(run) == [p.name for p in files]:
             return last
         stored = conn.execute(
             "SELECT COUNT(*) FROM steps WHERE run = ? AND id <= ?", (run, last)
@@ -189,9 +191,8 @@ class Segments:
             con.close()
         if held != stored:
             self.wipe(run)
-            (self.root() / run).mkdir(parents=True, exist_ok=True)
             return 0
-        self._checked[run] = last
+        self._checked[run] = [p.name for p in files]
         return last
 
     def _write(self, folder: Path, rows: list[tuple[int, str]]) -> int:
