@@ -20,10 +20,19 @@ from app.live.actions_segments import quoted
 COMPUTE = "('F', 'B', 'W')"
 WAITS = "('tp', 'dp', 'pp_recv')"  # app/core/traces/stragglers.py WAITS: pp_send overlaps
 COLUMNS = 'id, rank, step, attempt, t0, dp, pp, tp, kind, microbatch, chunk, start, "end", peer'
+# Per rank and attempt, the first step of the next attempt to start earlier: its rows from
+# that step on are superseded (app/live/store.py _record and _supersede_older).
+CUTS = """
+SELECT rank, attempt, cut FROM (
+  SELECT rank, attempt, min(start) OVER (PARTITION BY rank ORDER BY attempt DESC
+           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS cut
+  FROM (SELECT rank, attempt, min(step) AS start FROM {source} GROUP BY rank, attempt))
+WHERE cut IS NOT NULL
+"""
 # per rank and kind over the current actions: steps seen, count, sum, mean, p50, p95
 PHASES = """
 SELECT rank, any_value(dp), any_value(pp), any_value(tp), kind, count(DISTINCT step), count(*),
-  sum(d), avg(d), quantile_cont(d, 0.5), quantile_cont(d, 0.95)
+  sum(d), avg(d), quantile_cont(d, [0.5, 0.95])
 FROM (SELECT *, "end" - start AS d FROM cur WHERE kind IS NOT NULL)
 GROUP BY rank, kind ORDER BY rank, kind
 """
@@ -46,17 +55,25 @@ FROM per LEFT JOIN nested USING (id) GROUP BY rank ORDER BY rank
 """
 
 
-def current(files: list[Path], first: int | None = None, last: int | None = None) -> str:
-    """WITH clauses ending in ``cur``: the current actions of steps first..last."""
+def current(
+    con: duckdb.DuckDBPyConnection,
+    files: list[Path],
+    first: int | None = None,
+    last: int | None = None,
+) -> str:
+    """WITH clauses ending in ``cur``: the current actions of steps first..last. The dead
+    rows' cuts (rank, attempt, first step of a later attempt) are found first, over three
+    columns; a run never resumed has none and reads its segments with no join at all."""
     source = "read_parquet([" + ", ".join(f"'{quoted(f)}'" for f in files) + "])"
-    within = "" if first is None else f" AND a.step BETWEEN {int(first)} AND {int(last)}"
+    con.execute(f"CREATE OR REPLACE TEMP TABLE dead AS {CUTS.format(source=source)}")
+    (resumed,) = con.execute("SELECT count(*) FROM dead").fetchone()
+    within = "" if first is None else f"step BETWEEN {int(first)} AND {int(last)}"
+    if not resumed:
+        return f"WITH cur AS (SELECT * FROM {source} {'WHERE ' + within if within else ''})\n"
     return f"""
-WITH a AS (SELECT * FROM {source}),
-starts AS (SELECT rank, attempt, min(step) AS start FROM a GROUP BY rank, attempt),
-cuts AS (SELECT rank, attempt, min(start) OVER (PARTITION BY rank ORDER BY attempt DESC
-           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS cut FROM starts),
-cur AS (SELECT a.* FROM a JOIN cuts USING (rank, attempt)
-        WHERE (cut IS NULL OR a.step < cut){within})
+WITH cur AS (SELECT a.* FROM {source} a ANTI JOIN dead d
+               ON a.rank = d.rank AND a.attempt = d.attempt AND a.step >= d.cut
+             {"WHERE " + within if within else ""})
 """
 
 
@@ -64,7 +81,7 @@ def current_keys(con: duckdb.DuckDBPyConnection, files: list[Path]) -> set[tuple
     """(rank, step, attempt) of every current record: SQLite's ``superseded = 0`` rows."""
     if not files:
         return set()
-    rows = con.execute(current(files) + "SELECT DISTINCT rank, step, attempt FROM cur")
+    rows = con.execute(current(con, files) + "SELECT DISTINCT rank, step, attempt FROM cur")
     return set(rows.fetchall())
 
 
@@ -76,9 +93,9 @@ def phase_table(
     default percentile), over the current rows of steps first..last."""
     if not files:
         return []
-    sql = current(files, first, last) + PHASES
+    sql = current(con, files, first, last) + PHASES
     out: list[dict[str, Any]] = []
-    for rank, dp, pp, tp, kind, steps, n, total, mean, p50, p95 in con.execute(sql).fetchall():
+    for rank, dp, pp, tp, kind, steps, n, total, mean, (p50, p95) in con.execute(sql).fetchall():
         if not out or out[-1]["rank"] != rank:
             out.append({"rank": rank, "dp": dp, "pp": pp, "tp": tp, "kinds": {}})
         out[-1]["kinds"][kind] = {"steps": steps, "actions": n, "total_s": total,
@@ -95,7 +112,7 @@ def rank_medians(
     time, and the step time (the last event's end)."""
     if not files:
         return {}
-    sql = current(files, first, last) + MEDIANS
+    sql = current(con, files, first, last) + MEDIANS
     names = ("compute", "tp", "dp", "pp_wait", "step")
     return {row[0]: dict(zip(names, row[1:], strict=True)) for row in con.execute(sql).fetchall()}
 
@@ -113,7 +130,7 @@ def export(
         )
         sql = f"SELECT {COLUMNS} FROM cur"
     else:
-        sql = current(files, first, last) + (
+        sql = current(con, files, first, last) + (
             f"SELECT {COLUMNS} FROM cur WHERE kind IS NOT NULL ORDER BY step, rank, start"
         )
     con.execute(f"COPY ({sql}) TO '{quoted(out)}' (FORMAT parquet)")

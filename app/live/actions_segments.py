@@ -54,15 +54,12 @@ FROM (SELECT id, r, unnest(CASE WHEN len(r.events) = 0 THEN [NULL::{EVENT}]
                                 ELSE r.events END) AS e
       FROM read_json($src, format = 'newline_delimited', columns = {COLUMNS},
                      maximum_object_size = 67108864))
-ORDER BY id
 """
 
 
 def duck(memory: str = "1GB", threads: int = 2) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB bounded in memory and threads (it spills past the limit)."""
-    con = duckdb.connect(config={"memory_limit": memory, "threads": threads})
-    con.execute("SET preserve_insertion_order = false")
-    return con
+    return duckdb.connect(config={"memory_limit": memory, "threads": threads})
 
 
 class Segments:
@@ -149,6 +146,7 @@ class Segments:
         for stale in folder.glob(".tmp-*"):  # a catch-up killed before its rename
             stale.unlink(missing_ok=True)
         conn = connect(self.db, readonly=True)
+        conn.text_factory = bytes  # written as read: no decoding to str and back
         try:
             last = self._checked_last(conn, run)
             while True:
@@ -195,16 +193,16 @@ class Segments:
         self._checked[run] = [p.name for p in files]
         return last
 
-    def _write(self, folder: Path, rows: list[tuple[int, str]]) -> int:
+    def _write(self, folder: Path, rows: list[tuple[int, bytes]]) -> int:
         """One segment from (id, record text) rows: NDJSON to a temporary file, DuckDB reads
         it typed and writes Parquet under a temporary name, renamed when whole."""
         first, last = rows[0][0], rows[-1][0]
         fd, ndjson = tempfile.mkstemp(prefix=".tmp-", suffix=".ndjson", dir=folder)
         part = folder / f".tmp-{first}-{last}.parquet"
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
+            with os.fdopen(fd, "wb") as out:
                 for row_id, text in rows:
-                    out.write(f'{{"id":{row_id},"r":{text}}}\n')
+                    out.write(b'{"id":%d,"r":%s}\n' % (row_id, text))
             con = duck()
             try:
                 sql = UNNEST.replace("$src", f"'{quoted(Path(ndjson))}'")
