@@ -28,6 +28,7 @@ from typing import TypeVar
 
 import duckdb
 
+from app.core.inputs.protocol import MAX_FRAME_BYTES
 from app.live.schema import connect
 
 log = logging.getLogger("meshscope.live")
@@ -44,6 +45,8 @@ RECORD = (
     f" coord STRUCT(dp INTEGER, pp INTEGER, tp INTEGER), events {EVENT}[])"
 )
 COLUMNS = "{'id': 'BIGINT', 'r': '" + RECORD.replace("'", "''") + "'}"
+# A stored record is at most one frame (8 MiB); DuckDB's JSON buffers are sized from the
+# largest object allowed, so a bigger bound costs memory on every catch-up.
 # A record with no events unnests to one NULL action instead of none (see the docstring).
 UNNEST = f"""
 SELECT id, r.rank AS rank, r.step AS step, r.attempt AS attempt, r.t0 AS t0,
@@ -53,13 +56,21 @@ SELECT id, r.rank AS rank, r.step AS step, r.attempt AS attempt, r.t0 AS t0,
 FROM (SELECT id, r, unnest(CASE WHEN len(r.events) = 0 THEN [NULL::{EVENT}]
                                 ELSE r.events END) AS e
       FROM read_json($src, format = 'newline_delimited', columns = {COLUMNS},
-                     maximum_object_size = 67108864))
+                     maximum_object_size = {2 * MAX_FRAME_BYTES}))
 """
 
 
+# A segment's write: 1,024 ranks' 20k-record chunk peaked at ~290 MiB RSS in all under it
+# (bench/bench_actions.py); DuckDB spills past its limit.
+WRITE_MEMORY = "256MB"
+
+
 def duck(memory: str = "1GB", threads: int = 2) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB bounded in memory and threads (it spills past the limit)."""
-    return duckdb.connect(config={"memory_limit": memory, "threads": threads})
+    """An in-memory DuckDB bounded in memory and threads (it spills past the limit), with
+    no progress bar on the server's stderr."""
+    con = duckdb.connect(config={"memory_limit": memory, "threads": threads})
+    con.execute("SET enable_progress_bar = false")
+    return con
 
 
 class Segments:
@@ -149,14 +160,8 @@ class Segments:
         conn.text_factory = bytes  # written as read: no decoding to str and back
         try:
             last = self._checked_last(conn, run)
-            while True:
-                rows = conn.execute(
-                    "SELECT id, record FROM steps WHERE run = ? AND id > ? ORDER BY id LIMIT ?",
-                    (run, last, self.chunk),
-                ).fetchall()
-                if not rows:
-                    break
-                last = self._write(folder, rows)
+            while (written := self._write(conn, folder, run, last)) is not None:
+                last = written
                 self._checked[run] = [p.name for p in self.files(run)]
         finally:
             conn.close()
@@ -193,27 +198,36 @@ class Segments:
         self._checked[run] = [p.name for p in files]
         return last
 
-    def _write(self, folder: Path, rows: list[tuple[int, bytes]]) -> int:
-        """One segment from (id, record text) rows: NDJSON to a temporary file, DuckDB reads
-        it typed and writes Parquet under a temporary name, renamed when whole."""
-        first, last = rows[0][0], rows[-1][0]
+    def _write(self, conn: sqlite3.Connection, folder: Path, run: str, after: int) -> int | None:
+        """One segment of the next ``chunk`` rows past id ``after``, streamed from SQLite as
+        NDJSON to a temporary file (one row in memory at a time), read typed by DuckDB and
+        written as Parquet under a temporary name, renamed when whole; its last id, or None
+        when there was no row."""
         fd, ndjson = tempfile.mkstemp(prefix=".tmp-", suffix=".ndjson", dir=folder)
-        part = folder / f".tmp-{first}-{last}.parquet"
+        first = last = None
         try:
             with os.fdopen(fd, "wb") as out:
+                rows = conn.execute(
+                    "SELECT id, record FROM steps WHERE run = ? AND id > ? ORDER BY id LIMIT ?",
+                    (run, after, self.chunk),
+                )
                 for row_id, text in rows:
                     out.write(b'{"id":%d,"r":%s}\n' % (row_id, text))
-            con = duck()
+                    first = row_id if first is None else first
+                    last = row_id
+            if last is None:
+                return None
+            part = folder / f".tmp-{first}-{last}.parquet"
+            con = duck(WRITE_MEMORY)
             try:
                 sql = UNNEST.replace("$src", f"'{quoted(Path(ndjson))}'")
                 con.execute(f"COPY ({sql}) TO '{quoted(part)}' (FORMAT parquet)")
             finally:
                 con.close()
             os.replace(part, folder / f"{first}-{last}.parquet")
+            return last
         finally:
             Path(ndjson).unlink(missing_ok=True)
-            part.unlink(missing_ok=True)
-        return last
 
 
 def quoted(path: Path) -> str:

@@ -222,3 +222,19 @@ def test_the_read_token_is_required(tmp_path):
             assert c.get(f"/api/runs/x/{path}").status_code == 401
             auth = {"Authorization": "Bearer " + "r" * 20}
             assert c.get(f"/api/runs/x/{path}", headers=auth).status_code == 404
+
+
+def test_a_record_without_events_still_starts_its_attempt(store):
+    """Rank 0's attempt 1 begins with an empty record at step 1: its rows of attempt 0 from
+    step 1 on are dead, though the segments hold no action of that record."""
+    info = run_info("empty", dp=1, tp=1, pp=2, steps=4)
+    store_steps(store, info, range(4))
+    empty = records(info, 1, attempt=1)[0] | {"events": []}
+    store.transaction([("hello", (info, 0, 1, 1.0)),
+                       ("record", (ProbeRecord.model_validate(empty), 2.0))])  # fmt: skip
+    segments = Segments(store.path)
+    got = segments.query(info.run, actions_query.current_keys)
+    assert got == _superseded_zero(store, info.run)
+    assert (0, 2, 0) not in got and (0, 1, 1) in got
+    table = _table(segments, info.run, 0, 3)
+    assert table[(0, "F")]["steps"] == 1  # step 0 only: step 1's record has none
