@@ -8,6 +8,7 @@ import { drawMemory } from "./live_memory.js";
 import { drawRankStates, rankLegend } from "./live_ranks.js";
 import { fetchStragglers, markHeatmap, markRankStates, showStragglers } from "./run_stragglers.js";
 import { LiveStream } from "./live_stream.js";
+import { followWholeRun } from "./run_whole.js";
 import { bindPageHeader } from "./page_header.js";
 import { legend, LiveTimeline } from "./live_timeline.js";
 
@@ -294,3 +295,4 @@ const stream = new LiveStream(run, {
 setInfo(page.info, page.world, page.whole_at);
 bind();
 stream.start();
+followWholeRun($("whole-run-card"), run, () => LIVE.has(state.verdict));

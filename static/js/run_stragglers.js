@@ -17,7 +17,8 @@ export async function fetchStragglers(run, step) {
 const ratio = (r) => (r === null ? "∞" : r.toFixed(2));
 const steps = (list) => (list.length > 1 ? `${list[0]}–${list[list.length - 1]}` : String(list[0] ?? ""));
 
-function sentence(s) {
+// One finding as a sentence (the whole-run card, run_whole.js, words its findings alike).
+export function sentence(s) {
   const phase = tr(`live.straggler.phase.${s.phase}`);
   const excess = seconds(s.excess_s);
   if (s.cause === "rank") {
