@@ -15,6 +15,7 @@ or nothing, and uploading the same files again stores nothing new.
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import tempfile
 from functools import partial
@@ -32,6 +33,7 @@ from app.core.inputs.protocol import RUN_NAME_PATTERN
 from app.core.traces import TraceError
 from app.core.traces.refusals import refuse
 from app.errors import issue, responses, unprocessable
+from app.importers import scenario_link
 from app.importers.trace_store import store_run
 from app.importers.upload import name_ok, prepare_upload
 from app.live.services import Live
@@ -76,9 +78,17 @@ async def import_upload(
     tp: Axis = None,
     pp: Axis = None,
     order: Annotated[str | None, Query(max_length=64)] = None,
-    gpus_per_node: Annotated[int, Query(ge=1, le=1024)] = 8,
+    gpus_per_node: Annotated[int | None, Query(ge=1, le=1024, description="default 8")] = None,
     schedule: Annotated[str | None, Query(max_length=32)] = None,
     microbatches: Annotated[int | None, Query(ge=1, le=65536)] = None,
+    scenario: Annotated[
+        str | None,
+        Query(
+            max_length=scenario_link.MAX_LINK,
+            description="a meshscope scenario link: "
+            "its layout, schedule and microbatches, instead of those fields",
+        ),
+    ] = None,
 ) -> Any:
     live: Live = request.app.state.live
     if live.readonly:
@@ -88,7 +98,11 @@ async def import_upload(
                                     "digits, . _ + -; no directory)")])  # fmt: skip
     cap = request.app.state.settings.max_import_bytes
     layout = dict(dp=dp, tp=tp, pp=pp, order=order, gpus_per_node=gpus_per_node,
-                  schedule=schedule, microbatches=microbatches)  # fmt: skip
+                  schedule=schedule, microbatches=microbatches, scenario=scenario)  # fmt: skip
+    try:  # before the body is read: a link the page would refuse costs no upload
+        scenario_link.resolved(argparse.Namespace(**layout))
+    except TraceError as err:
+        return unprocessable([issue(["query", "scenario"], str(err))])
     staged = Path(await run_in_threadpool(tempfile.mkdtemp, None, "meshscope-upload-"))
     try:
         size = await _receive(request, staged / name, cap)

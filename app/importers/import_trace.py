@@ -32,6 +32,7 @@ from app.core.traces import (
     infer_layout,
 )
 from app.core.traces.records import event_kind
+from app.importers import scenario_link
 from app.importers.compact_records import Records
 from app.importers.import_logs import prepare_logs
 from app.importers.log_files import KINETO, input_files, one_format
@@ -51,7 +52,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     for axis in ("dp", "tp", "pp"):
         p.add_argument(f"--{axis}", type=int, default=None, help=f"{axis} size (else inferred)")
     p.add_argument("--order", default=None, help="rank order, e.g. tp-dp-pp or megatron")
-    p.add_argument("--gpus-per-node", type=int, default=8)
+    p.add_argument("--gpus-per-node", type=int, default=None, help="default 8")
+    p.add_argument("--scenario", default=None, metavar="URL",
+                   help="a meshscope scenario link: its dp, tp, pp, order, GPUs per node, "
+                   "schedule and microbatches, instead of those flags")  # fmt: skip
     p.add_argument("--schedule", default=None, help="pipeline schedule (default 1f1b)")
     p.add_argument("--microbatches", type=int, default=None)
     where = p.add_mutually_exclusive_group()
@@ -148,6 +152,7 @@ def report(p: Prepared) -> str:
 
 def prepare_any(args: argparse.Namespace) -> tuple[RunInfo, Sequence[ProbeRecord], str]:
     """Traces (prepare) or logs (import_logs), by the files' one format (log_files)."""
+    args = scenario_link.resolved(args)
     paths = input_files(args.paths)
     fmt = one_format(paths)
     if fmt != KINETO:

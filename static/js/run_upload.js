@@ -96,7 +96,7 @@ function choose(files, folder = false) {
 
 function query() {
   const q = new URLSearchParams({ run: $("upload-run").value.trim() });
-  for (const k of ["dp", "tp", "pp", "order"]) {
+  for (const k of ["dp", "tp", "pp", "order", "scenario"]) {
     const v = $(`upload-${k}`).value.trim();
     if (v) q.set(k, v);
   }

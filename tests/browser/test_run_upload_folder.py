@@ -3,7 +3,8 @@ cycles (traces/iteration_N/rankK_trace.json.gz) chosen as a folder are packed in
 under their paths, so the server reads each cycle's steps as its own (the card used to pack
 files by their bare names, and rank0 of two cycles collided). A folder's other files are left
 out and counted; a folder dropped on the card is walked the same way (a File and Directory
-Entries tree standing in for the browser's). Chromium at 1440 px (en) and 390 px (zh)."""
+Entries tree standing in for the browser's). The layout comes from a scenario link pasted in
+the card. Chromium at 1440 px (en) and 390 px (zh)."""
 
 from __future__ import annotations
 
@@ -27,8 +28,9 @@ DROP_FOLDER = """(() => {
   const dir = (name, kids) => ({ isFile: false, isDirectory: true, name,
     createReader: () => { let done = false;
       return { readEntries: (ok) => { ok(done ? [] : kids); done = true; } }; } });
-  const root = dir("traces", [dir("iteration_3", [file("rank0_trace.json"), file("rank1_trace.json")]),
-                              dir("iteration_13", [file("rank0_trace.json")]), file("notes.txt")]);
+  const first = dir("iteration_3", [file("rank0_trace.json"), file("rank1_trace.json")]);
+  const root = dir("traces", [first, dir("iteration_13", [file("rank0_trace.json")]),
+                              file("notes.txt")]);
   const ev = new DragEvent("drop", { bubbles: true, cancelable: true });
   Object.defineProperty(ev, "dataTransfer",
     { value: { items: [{ webkitGetAsEntry: () => root }], files: [] } });
@@ -79,8 +81,14 @@ def test_a_folder_of_cycles_becomes_one_run_with_each_cycles_steps(
     run = f"folder-{lang}"
     page.fill("#upload-run", run)
     page.fill("#upload-token", TOKEN)
+    # The layout from a scenario link, as the overview's Copy link gives it (dp, pp: defaults).
+    page.fill("#upload-scenario", f"{base}/?tp=1&schedule=gpipe&microbatches=2&lang={lang}")
     page.click("#upload-send")
     page.wait_for_selector("#upload-link")
+    info = api(base, f"/api/runs/{run}", "")
+    info = info.get("info", info)
+    assert (info["dp"], info["tp"], info["pp"], info["schedule"], info["microbatches"]) == (
+        2, 1, 2, "gpipe", 2)  # fmt: skip
     steps, since = [], -1
     while since is not None:  # every page of what the run serves
         answer = api(base, f"/api/runs/{run}/steps", f"since={since}")
