@@ -12,6 +12,8 @@ const CAUSE = {
 const causeName = (key) => tr(`live.cause.${key}`);
 const TREND_WINDOW = 500; // points kept by extendTraces
 const small = { margin: { l: 60, r: 10, t: 10, b: 60 }, height: 280 };
+const WHOLE_TICKS_UP_TO = 12; // a whole-number axis spanning at most this many gets a tick each
+const wholeTicks = (span) => (span <= WHOLE_TICKS_UP_TO ? { tick0: 0, dtick: 1 } : {});
 
 function table(el, head, rows) {
   const tr = (cells, tag) => `<tr>${cells.map((c) => `<${tag}>${c}</${tag}>`).join("")}</tr>`;
@@ -57,16 +59,22 @@ export async function drawHeatmap(div, a, metric) {
 
 export async function drawResiduals(div, tableEl, a) {
   const acts = a.residuals.actions;
+  // Each microbatch's stages side by side within [m, m + 0.6): a fixed 0.08 a stage put stage
+  // 13 of microbatch m past m + 1. The hover names the microbatch from the data, not rounded x.
+  const stages = acts.reduce((n, r) => Math.max(n, r.stage + 1), 1); // no spread: 100k actions
+  const hover = fill("live.hover.residual", { mb: "%{customdata[3]}", rank: "%{customdata[0]}",
+    stage: "%{customdata[1]}", end: "%{y:.2f}", duration: "%{customdata[2]:.2f}" });
   const traces = ["F", "B", "W"].map((kind) => {
     const mine = acts.filter((r) => r.kind === kind);
-    return { type: "scatter", mode: "markers", name: kind, x: mine.map((r) => r.microbatch + 0.08 * r.stage),
+    return { type: "scatter", mode: "markers", name: kind, x: mine.map((r) => r.microbatch + (0.6 * r.stage) / stages),
       y: mine.map((r) => r.end_s * 1e3), marker: { size: 6, opacity: 0.7 },
-      customdata: mine.map((r) => [r.rank, r.stage, r.duration_s * 1e3]),
-      hovertemplate: `${kind}%{x:.0f} rank %{customdata[0]} (stage %{customdata[1]})<br>end off by %{y:.2f} ms`
-        + "<br>duration off by %{customdata[2]:.2f} ms<extra></extra>" };
+      customdata: mine.map((r) => [r.rank, r.stage, r.duration_s * 1e3, r.microbatch]),
+      hovertemplate: `${kind}${hover}<extra></extra>` };
   }).filter((t) => t.x.length);
+  // Microbatches are whole: one tick each while they are few (Plotly's own ticks fall on 0.5s).
+  const last = acts.reduce((n, r) => Math.max(n, r.microbatch), 0);
   const Plotly = await whenPlotly();
-  await Plotly.react(div, traces, { ...small, xaxis: { title: { text: tr("live.axis.microbatch") } },
+  await Plotly.react(div, traces, { ...small, xaxis: { title: { text: tr("live.axis.microbatch") }, ...wholeTicks(last) },
     yaxis: { title: { text: tr("live.axis.residual") } } }, CONFIG);
   // Signed, and float noise below a nanosecond reads as zero.
   const show = (x) => (Math.abs(x) < 1e-9 ? seconds(0) : `${x < 0 ? "−" : ""}${seconds(Math.abs(x))}`);
@@ -93,6 +101,8 @@ export class Trend {
     this.drawn = null; // the step of the last point on the chart, once drawn
     this.queue = Promise.resolve();
     this.full = false; // a full redraw is already queued
+    this.first = 0; // the first step drawn, and whether the axis has a tick a step
+    this.unitTicks = false;
   }
 
   reset(points, attempt) {
@@ -128,19 +138,24 @@ export class Trend {
   async react() {
     this.full = false;
     const recent = [...this.points.keys()].sort((a, b) => a - b).slice(-TREND_WINDOW);
+    const span = recent.length ? recent[recent.length - 1] - recent[0] : 0;
     const trace = { type: "scatter", mode: "lines+markers", name: "step time", x: recent,
       y: recent.map((s) => this.points.get(s).step_time_s), marker: { size: 4 }, line: { color: "#4c78a8" },
-      hovertemplate: "step %{x}: %{y:.4s}s<extra></extra>" };
+      hovertemplate: `${fill("live.hover.step", { step: "%{x}", time: "%{y:.4s}" })}<extra></extra>` };
     const Plotly = await whenPlotly();
     await Plotly.react(this.div, [trace], { ...small, margin: { l: 60, r: 10, t: 10, b: 40 },
-      xaxis: { title: { text: tr("live.axis.step") } },
+      xaxis: { title: { text: tr("live.axis.step") }, ...wholeTicks(span) },
       yaxis: { title: { text: tr("live.axis.slowest") }, rangemode: "tozero" } }, CONFIG);
+    this.first = recent.length ? recent[0] : 0;
+    this.unitTicks = span <= WHOLE_TICKS_UP_TO;
     this.drawn = recent.length ? recent[recent.length - 1] : -1;
     this.div.dataset.points = String(recent.length);
   }
 
   async extend(step) {
     if (this.full || (this.drawn !== null && step <= this.drawn)) return; // a queued redraw has it
+    // A tick a step was laid out for a short run: past that span, lay the axis out again.
+    if (this.unitTicks && step - this.first > WHOLE_TICKS_UP_TO) return this.react();
     const Plotly = await whenPlotly();
     Plotly.extendTraces(this.div, { x: [[step]], y: [[this.points.get(step).step_time_s]] }, [0], TREND_WINDOW);
     this.drawn = step;
