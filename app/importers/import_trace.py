@@ -157,9 +157,15 @@ def prepare_any(args: argparse.Namespace) -> tuple[RunInfo, Sequence[ProbeRecord
     fmt = one_format(paths)
     if fmt != KINETO:
         done = prepare_logs(args, paths, fmt)
-        return done.info, done.records, done.summary
-    prepared = prepare(args)
-    return prepared.info, prepared.records, report(prepared)
+        info, records, summary = done.info, done.records, done.summary
+    else:
+        prepared = prepare(args)
+        info, records, summary = prepared.info, prepared.records, report(prepared)
+    info = scenario_link.linked(info, getattr(args, "scenario", None))
+    if info.scenario is not None:
+        fields = " ".join(f"{k}={v}" for k, v in info.scenario.items()) or "its defaults"
+        summary += f"\n  priced a priori as the scenario link's model and hardware: {fields}"
+    return info, records, summary
 
 
 def run(args: argparse.Namespace) -> int:

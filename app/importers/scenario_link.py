@@ -4,9 +4,11 @@ A user who planned the run on the overview has its link (``/?dp=4&tp=2&pp=2&orde
 &schedule=gpipe&microbatches=8``); giving it to ``meshscope import-trace --scenario`` (or
 ``scenario=`` on the upload route) lays the imported ranks out as that page drew them,
 instead of the flags one by one. The link is validated as the page validates it (the core's
-Scenario), so a link the page would refuse is refused here, naming the field. Only what
-an imported run keeps is taken: the mesh, its rank order, GPUs per node, the schedule and
-the micro-batches; the page's view state (``lang``, a selected rank) is left aside.
+Scenario), so a link the page would refuse is refused here, naming the field. The mesh, its
+rank order, GPUs per node, the schedule and the micro-batches lay the ranks out; the rest
+(the model, the hardware, the training settings) goes with the run as ``RunInfo.scenario``,
+which the a-priori prediction prices instead of a nominal model (app/live/a_priori.py). The
+page's view state (``lang``, a selected rank) is left aside.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from urllib.parse import parse_qsl, urlsplit
 from pydantic import ValidationError
 
 from app.core.inputs.hardware import HARDWARE
+from app.core.inputs.protocol import RunInfo
 from app.core.inputs.scenario import Scenario
 from app.core.traces import TraceError
 
@@ -54,6 +57,17 @@ def layout_of(link: str) -> dict:
     gpus = s.gpus_per_node or (preset.gpus_per_node if preset else DEFAULT_GPUS_PER_NODE)
     return dict(dp=s.dp, tp=s.tp, pp=s.pp, order=s.order, gpus_per_node=gpus,
                 schedule=s.schedule.value, microbatches=s.microbatches)  # fmt: skip
+
+
+def linked(info: RunInfo, link: str | None) -> RunInfo:
+    """``info`` carrying the link's scenario (its non-default fields, as the page's share
+    link has them), whose model and hardware the run's a-priori prediction prices."""
+    if not link:
+        return info
+    try:
+        return RunInfo.model_validate({**info.model_dump(), "scenario": scenario_of(link).query()})
+    except ValidationError as err:
+        raise TraceError(f"scenario link: {err.errors()[0]['msg']}") from err
 
 
 def resolved(args: argparse.Namespace) -> argparse.Namespace:

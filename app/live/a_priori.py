@@ -13,7 +13,10 @@ with ``--peak-tflops``), its dense peak at the run's dtype. So:
 * ``only_profile``: no peak declared and the server loaded exactly one profile (``meshscope
   serve --hardware-profile``, e.g. this box calibrated): that one;
 * ``default``: otherwise the scenario's default preset; the page says this is not the run's
-  machine.
+  machine;
+* ``scenario_link``: an imported run laid out by a scenario link (RunInfo.scenario) is priced
+  as that link's model on that link's hardware, with the run's own mesh: a trace says
+  neither, and the probe's GPT shape would not be this run's model.
 """
 
 from __future__ import annotations
@@ -48,6 +51,18 @@ def hardware_for(info: RunInfo, registry: Mapping[str, HardwareSpec]) -> tuple[s
     return DEFAULT, "default"
 
 
+def linked_scenario(info: RunInfo, registry: Mapping[str, HardwareSpec]) -> Scenario:
+    """An imported run's scenario link (RunInfo.scenario) with the run's own mesh, schedule
+    and micro-batches: the link's model, training settings and hardware, which a trace does
+    not say. A hardware entry this server does not have falls back as a probe's run does."""
+    fields = {**info.scenario, "dp": info.dp, "tp": info.tp, "pp": info.pp, "order": info.order,
+              "gpus_per_node": info.gpus_per_node, "schedule": info.schedule,
+              "microbatches": info.microbatches, "virtual_stages": info.virtual_stages}  # fmt: skip
+    if fields.get("hardware", DEFAULT) not in registry:
+        fields["hardware"] = hardware_for(info, registry)[0]
+    return Scenario.model_validate(fields)
+
+
 def scenario_of(info: RunInfo, hardware: str) -> Scenario:
     """The probe's run as a scenario: its GPT blocks (GELU MLP of 4h, learned positions, an
     untied head, no recompute; TP by all-reduce without sequence parallelism, whole
@@ -74,7 +89,11 @@ def predict(info: RunInfo, registry: Mapping[str, HardwareSpec]) -> dict[str, An
     out: dict[str, Any] = {"hardware": name, "basis": basis, "declared_peak_tflops":
                            info.peak_tflops, "device": info.device}  # fmt: skip
     try:
-        s = scenario_of(info, name)
+        if info.scenario is not None:
+            s = linked_scenario(info, registry)
+            out |= {"hardware": s.hardware, "basis": "scenario_link"}
+        else:
+            s = scenario_of(info, name)
         view = evaluate(s, registry)
     except (ScenarioError, ValidationError, ValueError) as err:
         return out | {"error": str(err)[:300]}

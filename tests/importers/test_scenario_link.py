@@ -37,6 +37,7 @@ def test_a_link_lays_the_import_out_as_its_flags_would(tmp_path):
     assert main([str(GLOO), "--run", "by-link", "--db", str(db), "--scenario", LINK]) == 0
     assert main([str(GLOO), "--run", "by-flags", "--db", str(db), *FLAGS]) == 0
     by_link = info(db, "by-link")
+    assert by_link.pop("scenario") == {"tp": "1", "schedule": "gpipe", "microbatches": "2"}
     assert by_link == info(db, "by-flags")
     assert (by_link["schedule"], by_link["microbatches"], by_link["gpus_per_node"]) == (
         "gpipe", 2, 8)  # fmt: skip
@@ -96,3 +97,27 @@ def _upload_with_links(c: TestClient, tmp_path: Path) -> None:
     got = c.get("/api/runs/up").json()
     run_info = got.get("info", got)
     assert (run_info["schedule"], run_info["microbatches"]) == ("gpipe", 2)
+
+
+def test_a_linked_import_is_priced_as_the_links_model_on_its_hardware(tmp_path):
+    """The a-priori prediction beside an imported run: the link's model (GPT-3 1.3B) on the
+    link's hardware (A100 80 GB) with the run's own mesh, not the nominal shape a trace
+    leaves (a probe-sized GPT on the default preset)."""
+    db = tmp_path / "p.sqlite3"
+    link = "?tp=1&model=gpt3-1.3b&hardware=a100-80g&microbatches=2"
+    assert main([str(GLOO), "--run", "linked", "--db", str(db), "--scenario", link]) == 0
+    assert main([str(GLOO), "--run", "plain", "--db", str(db), "--microbatches", "2"]) == 0
+    stored = info(db, "linked")["scenario"]
+    assert stored == {"tp": "1", "microbatches": "2", "model": "gpt3-1.3b", "hardware": "a100-80g"}
+    assert "scenario" not in info(db, "plain")  # absent, not null, as an older server expects
+    with TestClient(create_app(Settings(db=db)), base_url="http://127.0.0.1") as c:
+        linked = c.get("/api/runs/linked/analysis").json()["a_priori"]
+        plain = c.get("/api/runs/plain/analysis").json()["a_priori"]
+    assert (linked["basis"], linked["hardware"]) == ("scenario_link", "a100-80g")
+    assert linked["query"]["model"] == "gpt3-1.3b"
+    # The run's mesh, dp 2 x tp 1 x pp 2: the link's share form names tp=1 and leaves the
+    # page's defaults (dp 2, pp 2) out.
+    assert linked["query"]["tp"] == "1" and not {"dp", "pp"} & linked["query"].keys()
+    assert plain["basis"] != "scenario_link" and plain["query"]["model"] == "custom"
+    # 1.3B parameters on two stages are priced far slower than the probe-sized nominal GPT.
+    assert linked["step_time_s"] > 100 * plain["step_time_s"]

@@ -38,6 +38,7 @@ from pydantic import (
     Field,
     Strict,
     TypeAdapter,
+    model_serializer,
     model_validator,
 )
 
@@ -57,6 +58,9 @@ INT64_MAX = 2**63 - 1  # SQLite INTEGER is a signed 64-bit value (sqlite.org/dat
 MAX_MEM_BYTES = 2**50  # 1 PiB: no process's peak memory comes near it, far below INT64_MAX
 MAX_DROPPED_EVENTS = 1_000_000_000  # a billion timed intervals in one step is a probe bug
 MAX_STOPPED_CHARS = 2000  # a partial record's reason: the rank's error, cut to this
+MAX_LINK_FIELDS = 64  # a scenario link's fields (the Scenario has fewer than this)
+LinkKey = Annotated[str, Field(pattern=r"^[a-z_0-9]{1,32}$")]
+LinkValue = Annotated[str, Field(max_length=512)]
 # A records frame: at most this many records, and MAX_FRAME_BYTES in all like any frame. The
 # server names its cap in this header of the websocket handshake's answer; an older server
 # sends none, and a sender then sends one record per frame (an unknown frame type would be
@@ -202,6 +206,19 @@ class RunInfo(_Strict):
     # The device's peak dense TFLOP/s at this dtype (gpu_probe/device_peak.py): MFU's
     # denominator. None (a CPU, an unknown GPU, older senders): the server reports no MFU.
     peak_tflops: float | None = Field(default=None, gt=0.0, le=100_000.0)
+    # An imported run laid out by a scenario link (app/importers/scenario_link.py): the link's
+    # query, whose model and hardware the a-priori prediction prices (app/live/a_priori.py),
+    # since a trace or a log does not say its model. None: the probe's own model above.
+    scenario: dict[LinkKey, LinkValue] | None = Field(default=None, max_length=MAX_LINK_FIELDS)
+
+    @model_serializer(mode="wrap")
+    def _link_only_when_given(self, handler: Any) -> Any:
+        # Absent, not null, without a link: a server from before the field refuses any
+        # field it does not know (extra="forbid"), and a probe's hello never carries one.
+        out = handler(self)
+        if self.scenario is None and isinstance(out, dict):
+            out.pop("scenario", None)
+        return out
 
     @property
     def world_size(self) -> int:
