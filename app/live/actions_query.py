@@ -18,7 +18,6 @@ import duckdb
 from app.live.actions_segments import quoted
 
 COMPUTE = "('F', 'B', 'W')"
-WAITS = "('tp', 'dp', 'pp_recv')"  # app/core/traces/stragglers.py WAITS: pp_send overlaps
 COLUMNS = 'id, rank, step, attempt, t0, dp, pp, tp, kind, microbatch, chunk, start, "end", peer'
 # Per rank and attempt, the first step of the next attempt to start earlier: its rows from
 # that step on are superseded (app/live/store.py _record and _supersede_older).
@@ -36,22 +35,19 @@ SELECT rank, any_value(dp), any_value(pp), any_value(tp), kind, count(DISTINCT s
 FROM (SELECT *, "end" - start AS d FROM cur WHERE kind IS NOT NULL)
 GROUP BY rank, kind ORDER BY rank, kind
 """
-# compute less nested waits, tp, dp, pp_wait and step time per current record, then medians
+# per current record: compute (each F/B/W less the waits over it), tp, dp,
+# pp_wait and step time; then each rank's medians
 MEDIANS = f"""
-, c AS (SELECT id, start, "end" FROM cur WHERE kind IN {COMPUTE}),
-w AS (SELECT id, start, "end" FROM cur WHERE kind IN {WAITS}),
-nested AS (SELECT c.id, sum(least(c."end", w."end") - greatest(c.start, w.start)) AS s
-           FROM c JOIN w ON c.id = w.id AND w.start < c."end" AND w."end" > c.start
-           GROUP BY c.id),
-per AS (SELECT id, any_value(rank) AS rank,
-          sum(CASE WHEN kind IN {COMPUTE} THEN "end" - start ELSE 0 END) AS fbw,
-          sum(CASE WHEN kind = 'tp' THEN "end" - start ELSE 0 END) AS tp,
-          sum(CASE WHEN kind = 'dp' THEN "end" - start ELSE 0 END) AS dp,
-          sum(CASE WHEN kind = 'pp_recv' THEN "end" - start ELSE 0 END) AS pp_wait,
-          coalesce(max("end"), 0) AS step
-        FROM cur GROUP BY id)
-SELECT rank, median(fbw - coalesce(s, 0)), median(tp), median(dp), median(pp_wait), median(step)
-FROM per LEFT JOIN nested USING (id) GROUP BY rank ORDER BY rank
+, per AS (SELECT id, any_value(rank) AS rank,
+    sum(CASE WHEN kind IN {COMPUTE} THEN "end" - start - covered ELSE 0 END)
+      AS compute,
+    sum(CASE WHEN kind = 'tp' THEN "end" - start ELSE 0 END) AS tp,
+    sum(CASE WHEN kind = 'dp' THEN "end" - start ELSE 0 END) AS dp,
+    sum(CASE WHEN kind = 'pp_recv' THEN "end" - start ELSE 0 END) AS pp_wait,
+    coalesce(max("end"), 0) AS step
+  FROM cur GROUP BY id)
+SELECT rank, median(compute), median(tp), median(dp), median(pp_wait), median(step)
+FROM per GROUP BY rank ORDER BY rank
 """
 
 
@@ -106,10 +102,10 @@ def phase_table(
 def rank_medians(
     con: duckdb.DuckDBPyConnection, files: list[Path], first: int, last: int
 ) -> dict[int, dict[str, float]]:
-    """Per rank, the median over its current steps of: compute (F/B/W time less the waits
-    that overlap it, as app/core/traces/stragglers.py's _phase_times; overlapping waits
-    are each subtracted, where that one takes their union), tp, dp and pp_wait (receive)
-    time, and the step time (the last event's end)."""
+    """Per rank, the median over its current steps of: compute (F/B/W time less the union
+    of the waits over it, ``covered`` in the segments, as app/core/traces/stragglers.py's
+    _phase_times), tp, dp and pp_wait (receive) time, and the step time (the last event's
+    end)."""
     if not files:
         return {}
     sql = current(con, files, first, last) + MEDIANS

@@ -9,8 +9,8 @@ the last segment's last id. Rows of a dead attempt are kept here too, as in SQLi
 left out at query time by the store's own rule (actions_query.current).
 
 One row per action: id, rank, step, attempt, t0, dp, pp, tp, kind, microbatch, chunk,
-start, end, peer. A record without events keeps one row whose kind is NULL, so its attempt
-still counts in the rule that decides which rows are current.
+start, end, peer, and ``covered`` (below). A record without events keeps one row whose
+kind is NULL, so its attempt still counts in the rule that decides which rows are current.
 """
 
 from __future__ import annotations
@@ -48,13 +48,28 @@ COLUMNS = "{'id': 'BIGINT', 'r': '" + RECORD.replace("'", "''") + "'}"
 # A stored record is at most one frame (8 MiB); DuckDB's JSON buffers are sized from the
 # largest object allowed, so a bigger bound costs memory on every catch-up.
 # A record with no events unnests to one NULL action instead of none (see the docstring).
+# ``covered``: seconds of a compute action (F/B/W) under the record's waits (tp, dp,
+# pp_recv: app/core/traces/stragglers.py WAITS), their union as that module's
+# intervals.covered takes it, for the whole-run stragglers' compute; 0 for other kinds.
+# Found once per record, in its own event list: ``clip`` is each wait over the action cut
+# to it, sorted, and each adds what it reaches past the ends of those before it. No query
+# then joins a run's actions with themselves.
+CLIP = """CASE WHEN e.kind IN ('F', 'B', 'W') THEN list_sort(list_transform(
+    list_filter(r.events, lambda w: w.kind IN ('tp', 'dp', 'pp_recv')
+                AND w.start < e."end" AND w."end" > e.start),
+    lambda w: [greatest(w.start, e.start), least(w."end", e."end")])) ELSE [] END"""
+ACTION = f"""lambda e: struct_pack(kind := e.kind, microbatch := e.microbatch,
+    chunk := e.chunk, start := e.start, "end" := e."end", peer := e.peer, clip := {CLIP})"""
+COVERED = """coalesce(list_sum(list_transform(e.clip, lambda x, i: greatest(0, x[2] - greatest(
+    x[1], coalesce(list_max(list_transform(list_slice(e.clip, 1, i - 1), lambda y: y[2])),
+                   x[1]))))), 0)"""
 UNNEST = f"""
 SELECT id, r.rank AS rank, r.step AS step, r.attempt AS attempt, r.t0 AS t0,
   r.coord.dp AS dp, r.coord.pp AS pp, r.coord.tp AS tp,
   e.kind AS kind, e.microbatch AS microbatch, e.chunk AS chunk, e.start AS start,
-  e."end" AS "end", e.peer AS peer
-FROM (SELECT id, r, unnest(CASE WHEN len(r.events) = 0 THEN [NULL::{EVENT}]
-                                ELSE r.events END) AS e
+  e."end" AS "end", e.peer AS peer, {COVERED} AS covered
+FROM (SELECT id, r, unnest(CASE WHEN len(r.events) = 0 THEN [NULL]
+                                ELSE list_transform(r.events, {ACTION}) END) AS e
       FROM read_json($src, format = 'newline_delimited', columns = {COLUMNS},
                      maximum_object_size = {2 * MAX_FRAME_BYTES}))
 """
@@ -139,7 +154,9 @@ class Segments:
                 con = duck()
                 try:
                     return fn(con, files)
-                except (duckdb.IOException, duckdb.InvalidInputException) as err:
+                # A segment of another layout (an older server's) binds no longer: rebuilt too.
+                except (duckdb.IOException, duckdb.InvalidInputException,
+                        duckdb.BinderException) as err:  # fmt: skip
                     if tried:
                         raise
                     log.warning("action segments of %s unreadable, rebuilt: %s", run, err)

@@ -238,3 +238,24 @@ def test_a_record_without_events_still_starts_its_attempt(store):
     assert (0, 2, 0) not in got and (0, 1, 1) in got
     table = _table(segments, info.run, 0, 3)
     assert table[(0, "F")]["steps"] == 1  # step 0 only: step 1's record has none
+
+
+def test_the_rank_medians_are_the_window_analysis_phase_times(store):
+    """Each rank's medians over the run equal the medians of the window analysis's own
+    per-step phase times (app/core/traces/stragglers.py) over the same current records."""
+    from statistics import median
+
+    from app.core.inputs.protocol_fast import parse_stored_record
+    from app.core.traces.stragglers import _phase_times
+
+    run = _resumed(store)
+    got = Segments(store.path, chunk=11).query(
+        run, lambda c, f: actions_query.rank_medians(c, f, 0, 7)
+    )
+    times = _phase_times(parse_stored_record(t) for t in current_texts(store.conn, run, 0, 7))
+    for rank, medians in got.items():
+        per_step = [t for (_, r), t in sorted(times.items()) if r == rank]
+        for phase in ("compute", "tp", "dp", "pp_wait", "step"):
+            want = median(t.get(phase, 0.0) for t in per_step)
+            assert medians[phase] == pytest.approx(want, abs=1e-12), (rank, phase)
+    assert len(got) == 8
