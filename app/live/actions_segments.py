@@ -17,23 +17,23 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import shutil
 import sqlite3
 import tempfile
 import threading
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
 import duckdb
 
 from app.core.inputs.protocol import MAX_FRAME_BYTES
+from app.live.actions_compact import SEGMENT, compact, drop_covered
 from app.live.schema import connect
 
 log = logging.getLogger("meshscope.live")
 T = TypeVar("T")
-SEGMENT = re.compile(r"^(\d+)-(\d+)\.parquet$")
 # The stored record's canonical JSON (app/core/inputs/protocol_fast.record_json) as DuckDB
 # reads it: explicit types, no inference over a sample; keys not named here are skipped.
 EVENT = (
@@ -93,10 +93,16 @@ class Segments:
     queries that read the files hold it, so no query sees a half-written directory."""
 
     def __init__(
-        self, db: Path, directory: Path | None = None, readonly: bool = False, chunk: int = 20_000
+        self,
+        db: Path,
+        directory: Path | None = None,
+        readonly: bool = False,
+        chunk: int = 20_000,
+        merge_at: int = 16,
     ) -> None:
         self.db = Path(db)
         self.chunk = chunk
+        self.merge_at = merge_at  # small segments at the end merged into one (actions_compact)
         self.readonly = readonly
         self.wanted = Path(directory) if directory else self.db.with_name(self.db.name + ".actions")
         self._root: Path | None = None
@@ -136,8 +142,7 @@ class Segments:
         folder = self.root() / run
         if not folder.is_dir():
             return []
-        found = [(int(m[1]), p) for p in folder.iterdir() if (m := SEGMENT.match(p.name))]
-        return [p for _, p in sorted(found)]
+        return drop_covered([p for p in folder.iterdir() if SEGMENT.match(p.name)])
 
     def wipe(self, run: str) -> None:
         shutil.rmtree(self.root() / run, ignore_errors=True)
@@ -179,6 +184,8 @@ class Segments:
             last = self._checked_last(conn, run)
             while (written := self._write(conn, folder, run, last)) is not None:
                 last = written
+                self._checked[run] = [p.name for p in self.files(run)]
+            if compact(folder, self.files(run), partial(duck, WRITE_MEMORY), self.merge_at):
                 self._checked[run] = [p.name for p in self.files(run)]
         finally:
             conn.close()

@@ -259,3 +259,24 @@ def test_the_rank_medians_are_the_window_analysis_phase_times(store):
             want = median(t.get(phase, 0.0) for t in per_step)
             assert medians[phase] == pytest.approx(want, abs=1e-12), (rank, phase)
     assert len(got) == 8
+
+
+def test_small_segments_of_a_live_run_are_merged(store):
+    """A query after every step leaves a segment a step; the small ones at the end are
+    merged when there are merge_at of them, and a merge cut short before its parts were
+    removed reads each action once."""
+    info = run_info("live", dp=2, tp=1, pp=2, steps=12)
+    segments = Segments(store.path, merge_at=4)
+    for step in range(10):
+        store_steps(store, info, range(step, step + 1))
+        _table(segments, info.run, 0, 11)
+    files = segments.files(info.run)
+    assert len(files) < 4  # 10 written, merged at 4 and 7, and 10
+    want = phase_table_python(current_texts(store.conn, info.run, 0, 11))
+    _assert_same(_table(segments, info.run, 0, 11), want)
+    merged = files[0]
+    first, last = (int(x) for x in merged.stem.split("-"))
+    part = merged.with_name(f"{first}-{first + 1}.parquet")  # as if left by a killed merge
+    part.write_bytes(merged.read_bytes())
+    _assert_same(_table(Segments(store.path), info.run, 0, 11), want)
+    assert not part.exists()

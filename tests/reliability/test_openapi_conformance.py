@@ -161,6 +161,8 @@ CROSS_FIELD = {
     "primer.step_past": "step within the ring the group and rank give",
     "page.rank_outside": "rank within the world dp*tp*pp",
     "quiz.twice": "one question answered twice in the list",
+    "actions.first_after_last": "first <= last (a run's step range)",
+    "actions.past_end": "last within the run's steps (a stored run's own count)",
 }
 # A model validator's plain value_error on a field tied to another one.
 TIED_FIELDS = {
