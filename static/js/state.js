@@ -29,13 +29,26 @@ export function params() {
   return Object.fromEntries(new URLSearchParams(location.search));
 }
 
+// A model's shape fields: given without model=, the server reads them as a new custom model
+// (ARCH_FIELDS, app/core/inputs/scenario.py; tests/browser/test_shape_field_keeps_model.py
+// checks this list against it).
+export const SHAPE_FIELDS = ["layers", "hidden", "heads", "kv_heads", "seq_len", "vocab", "ffn_hidden",
+  "gated_mlp", "tied_embeddings", "learned_positions"];
+const shaped = (p) => SHAPE_FIELDS.some((f) => f in p);
+
 // Set (or clear, when default/empty) one or more parameters; keeps everything else.
 export function setParams(changes) {
-  const next = params();
+  const before = params();
+  const next = { ...before };
   for (const [k, v] of Object.entries(changes)) {
     if (isDefault(k, v)) delete next[k];
     else next[k] = String(v);
   }
+  // A shape field over the default preset (typed, or the preset chosen back) edits that
+  // preset, as the model box shows it: name it, as Scenario.query() does, or the server would
+  // read a custom model and ask for its layers. A URL shaped without model= stays custom.
+  const customByOmission = shaped(before) && !("model" in before);
+  if (defaults?.model && !customByOmission && shaped(next) && !("model" in next)) next.model = defaults.model;
   const qs = new URLSearchParams(next).toString();
   history.replaceState(null, "", location.pathname + (qs ? "?" + qs : ""));
   document.dispatchEvent(new CustomEvent("meshscope:url"));
