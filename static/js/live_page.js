@@ -295,4 +295,4 @@ const stream = new LiveStream(run, {
 setInfo(page.info, page.world, page.whole_at);
 bind();
 stream.start();
-followWholeRun($("whole-run-card"), run, () => LIVE.has(state.verdict));
+followWholeRun($("whole-run-card"), run, () => LIVE.has(state.verdict), () => !state.waiting);

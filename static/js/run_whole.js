@@ -39,10 +39,11 @@ function item(text, s) {
   return li;
 }
 
-// ``live()``: whether the run still grows (the page's verdict), asked before each refresh.
-export async function followWholeRun(card, run, live) {
-  const data = await fetchWhole(run);
+// ``live()``: whether the run still grows (the page's verdict), asked before each refresh;
+// ``stored()``: whether it has a step yet (else the answer would be a 404, not asked for).
+export async function followWholeRun(card, run, live, stored) {
+  const data = stored() ? await fetchWhole(run) : { empty: true };
   if (data) show(card, data);
   card.dataset.loaded = "true";
-  if (live()) setTimeout(() => followWholeRun(card, run, live), EVERY_MS);
+  if (live()) setTimeout(() => followWholeRun(card, run, live, stored), EVERY_MS);
 }
