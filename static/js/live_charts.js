@@ -53,8 +53,10 @@ export async function drawHeatmap(div, a, metric) {
   const trace = { type: "heatmap", x: h.x, y: h.y, z, text, hoverinfo: "text", texttemplate: "%{text}",
     colorscale: "YlOrRd", reversescale: true, showscale: true, xgap: 2, ygap: 2 }; // high = red
   const Plotly = await whenPlotly();
+  // Column labels (dp0·tp1) at the bubble chart's size: at 14 px four of them filled a phone's
+  // plot edge to edge, too close for Plotly to turn them, and read as one word.
   await Plotly.react(div, [trace], { ...small, margin: { l: 50, r: 10, t: 10, b: 40 },
-    yaxis: { autorange: "reversed" } }, CONFIG);
+    xaxis: { tickfont: { size: 10 }, automargin: true }, yaxis: { autorange: "reversed" } }, CONFIG);
 }
 
 export async function drawResiduals(div, tableEl, a) {

@@ -63,3 +63,27 @@ def test_the_trend_has_whole_step_ticks_short_and_long_in_zh(page, base_url):
     # Past a dozen steps the axis is laid out again, not a tick per step.
     assert _whole(got["long"]) and len(got["long"]) < 12, got["long"]
     assert got["hover"].startswith("第 %{x} 步")
+
+
+HEATMAP = """async (width) => {
+  const { drawHeatmap } = await import("/static/js/live_charts.js");
+  const div = document.createElement("div");
+  div.style.width = `${width}px`;
+  document.body.append(div);
+  const x = ["dp0·tp0", "dp0·tp1", "dp1·tp0", "dp1·tp1"];
+  const times = [[0.273, 0.284, 0.275, 0.281], [0.278, 0.278, 0.269, 0.279]];
+  const heatmap = { x, y: ["pp0", "pp1"], ranks: [[0, 1, 4, 5], [2, 3, 6, 7]],
+                    metrics: { step_time_s: times } };
+  await drawHeatmap(div, { heatmap }, "step_time_s");
+  return [...div.querySelectorAll(".xtick text")].map((t) => {
+    const b = t.getBoundingClientRect(); return [b.left, b.right]; });
+}"""
+
+
+def test_heatmap_column_labels_stand_apart_on_a_phone(page, base_url):
+    # dp 2 x tp 2 x pp 2 in the run page's heatmap card on a 390 px phone (332 px of chart).
+    page.goto(f"{base_url}/runs?lang=zh")
+    boxes = page.evaluate(HEATMAP, 332)
+    assert len(boxes) == 4
+    for (_, right), (left, _) in zip(boxes, boxes[1:], strict=False):
+        assert left - right >= 3, boxes
