@@ -34,9 +34,7 @@ def base(tmp_path_factory):
 
 
 @pytest.mark.parametrize(("lang", "width"), [("en", 1440), ("zh", 390)])
-def test_the_whole_run_card_names_the_slow_rank_and_offers_the_parquet(
-    context, base, lang, width
-):
+def test_the_whole_run_card_names_the_slow_rank_and_offers_the_parquet(context, base, lang, width):
     words = i18n.strings(lang)
     page = context.new_page()
     page.set_viewport_size({"width": width, "height": 900})
