@@ -1,4 +1,4 @@
-"""`meshscope serve | probe | calibrate | upload`: the command line."""
+"""`meshscope serve | probe | calibrate | upload | import-trace`: the command line."""
 
 from __future__ import annotations
 

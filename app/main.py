@@ -32,6 +32,7 @@ from app.api import (
     plan_page,
     primer,
     quiz,
+    run_actions,
     run_import,
     run_pages,
     run_stragglers,
@@ -127,6 +128,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(trace.router)
     app.include_router(runs.router)
     app.include_router(run_stragglers.router)
+    app.include_router(run_actions.router)  # issue 25: whole-run actions in DuckDB
     app.include_router(run_import.router)  # issue 25: uploads on /runs
     app.include_router(metrics.router)
     app.include_router(ingest.router)

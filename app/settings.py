@@ -18,6 +18,10 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
     db: Path = Path("meshscope.sqlite3")
+    # Where a run's per-action Parquet segments go (app/live/actions_segments.py): derived
+    # from db, safe to delete; default <db>.actions beside it. Shared storage for a site
+    # that reads them with another engine (docs/live.md, "Whole-run actions").
+    actions_dir: Path | None = None
     ingest_token: str | None = Field(None, min_length=16)
     # When set, measured runs are private: /api/runs*, /runs*, /metrics' run series and the
     # viewer sockets need it: a Bearer header or the cookie /login sets (app/api/read_access.py).
