@@ -27,6 +27,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
+from app.api import costs
 from app.api.ingest import bearer_ok
 from app.api.limits import BUSY, Admission, heavy
 from app.core.inputs.protocol import RUN_NAME_PATTERN
@@ -109,6 +110,9 @@ async def import_upload(
         work = partial(prepare_upload, staged, run, 4 * cap, **layout)
         info, records, summary = await limiter.run(work, cost=1.0 + size / COST_BYTES)
         stored = await live.writer.call(store_run, live.store, info, records, summary)
+        # Its action segments now, in a slot as any whole-run query's catch-up, so the run
+        # page's whole-run card answers at once (derived data: warm() only logs a failure).
+        await limiter.run(live.actions.warm, info.run, cost=costs.ACTIONS)
     except TraceError as err:
         return unprocessable([refusal(name, err)])
     except ClientDisconnect:  # the page was closed mid-upload: nothing stored, nobody to tell

@@ -186,8 +186,23 @@ def run(args: argparse.Namespace) -> int:
     except (TraceError, OSError) as err:
         print(f"meshscope import-trace: {err}", file=sys.stderr)
         return 2
+    warm_actions(db_path(args), info.run)
     print(summary + f"\n  {stored} new record(s) stored in {db_path(args)}", flush=True)
     return 0
+
+
+def warm_actions(db: Path, run: str) -> None:
+    """The run's action segments written now, where the server keeps them (its
+    MESHSCOPE_ACTIONS_DIR, else beside the database), so the run page's whole-run card
+    and /api/runs/<run>/actions answer at once instead of catching the import up first."""
+    from app.live.actions_segments import Segments  # DuckDB only when something was stored
+    from app.settings import Settings
+
+    segments = Segments(db, Settings().actions_dir)
+    try:
+        segments.warm(run)
+    finally:
+        segments.close()
 
 
 def db_path(args: argparse.Namespace) -> Path:

@@ -170,6 +170,15 @@ class Segments:
                     con.close()
         raise AssertionError("unreachable")
 
+    def warm(self, run: str) -> None:
+        """Catch the run's segments up now (after an import stored it), so its first whole-run
+        question is answered from them instead of waiting for the catch-up (~160 us a record).
+        Derived data: a failure is logged, and the next query tries again."""
+        try:
+            self.query(run, lambda con, files: None)
+        except (duckdb.Error, OSError, sqlite3.Error) as err:
+            log.warning("action segments of %s not caught up after its import: %s", run, err)
+
     # -- catch-up ------------------------------------------------------------------------------
     def catch_up(self, run: str) -> list[Path]:
         """Write the rows stored since the last segment as new segments (``chunk`` rows
