@@ -25,6 +25,14 @@ export function num(x, digits = 3) {
   return new Intl.NumberFormat(LOCALE[lang] ?? "en-US", opts).format(x);
 }
 
+// A wall-clock time (Unix seconds) in the page's language: toLocaleTimeString() alone takes
+// the browser's, so the zh run page said "2:39:31 AM".
+export function clock(t, withDate = false) {
+  const d = new Date(t * 1000);
+  const locale = LOCALE[lang] ?? "en-US";
+  return withDate ? d.toLocaleString(locale) : d.toLocaleTimeString(locale);
+}
+
 export function seconds(x) {
   if (!Number.isFinite(x)) return "—";
   if (x >= 1) return `${num(x)} s`;

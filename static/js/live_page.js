@@ -1,7 +1,7 @@
 // /runs/{run}: the live page. Follows the run's feed, keeps a per-step tally of which ranks
 // reported, and draws the server's analysis of the latest (or the chosen) step. The URL is
 // the share link: ?step=S pins a step, no step follows the latest.
-import { seconds } from "./fmt.js";
+import { clock, seconds } from "./fmt.js";
 import { fill, lang, tr, trOr } from "./i18n.js";
 import { drawBubble, drawHeatmap, drawResiduals, Trend } from "./live_charts.js";
 import { drawMemory } from "./live_memory.js";
@@ -80,7 +80,7 @@ function showVerdict(v, failedAt) {
   box.replaceChildren(...v.lines.map((line) => Object.assign(document.createElement("p"), { textContent: line })));
   box.hidden = v.lines.length === 0;
   root.dataset.unreceived = String(v.records.in_spool);
-  const when = failedAt && v.status === "failed" ? fill("live.last_event", { time: new Date(failedAt * 1000).toLocaleTimeString() }) : "";
+  const when = failedAt && v.status === "failed" ? fill("live.last_event", { time: clock(failedAt) }) : "";
   $("run-reason").textContent = when;
   showFeed();
 }
@@ -101,7 +101,7 @@ function firstRecord() {
 function eventItem(e) {
   const li = document.createElement("li");
   const kind = trOr(`live.status.${e.kind}`, e.kind);
-  li.textContent = `${new Date(e.at * 1000).toLocaleTimeString()} · ${kind}${e.detail && e.detail !== e.kind ? `: ${e.detail}` : ""}`;
+  li.textContent = `${clock(e.at)} · ${kind}${e.detail && e.detail !== e.kind ? `: ${e.detail}` : ""}`;
   return li;
 }
 

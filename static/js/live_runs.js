@@ -1,4 +1,5 @@
 // /runs: relative times, then a refresh of the table every few seconds.
+import { clock } from "./fmt.js";
 import { fill, lang, switchLang } from "./i18n.js";
 
 const REFRESH_MS = 5000;
@@ -8,7 +9,7 @@ function ago(t) {
   const s = Math.max(0, Date.now() / 1000 - t);
   if (s < 90) return fill("live.ago_s", { n: Math.round(s) });
   if (s < 5400) return fill("live.ago_min", { n: Math.round(s / 60) });
-  return new Date(t * 1000).toLocaleString();
+  return clock(t, true);
 }
 
 function cell(text, attrs = {}) {
