@@ -69,7 +69,8 @@ def test_an_upload_leaves_its_segments_written(tmp_path):
             t.add(f, arcname=f.name)
     app = create_app(Settings(db=db, ingest_token=TOKEN))
     with TestClient(app, base_url="http://127.0.0.1") as c:
+        auth = {"Authorization": f"Bearer {TOKEN}"}
         r = c.post("/api/runs/import", params={"run": "up", "name": "gloo.tar"},
-                   content=tar.read_bytes(), headers={"Authorization": f"Bearer {TOKEN}"})  # fmt: skip
+                   content=tar.read_bytes(), headers=auth)  # fmt: skip
         assert r.status_code == 200, r.text
         assert segment_rows(tmp_path / "u.sqlite3.actions" / "up") == 12
