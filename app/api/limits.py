@@ -284,7 +284,8 @@ def offloaded(request: Request, run: Evaluator) -> Evaluator:
     def pooled(scenario: Any) -> dict[str, Any]:
         if run != cache.model:
             return run(scenario)  # a test's own evaluator
-        return cache.model(scenario, admission.pool_for(costs.scenario(scenario)) is not None)
+        offload = admission.pool_for(costs.scenario(scenario)) is not None
+        return cache.model(scenario, offload, head=True)  # the page embeds the body whole
 
     return pooled
 

@@ -12,14 +12,33 @@ from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
 from app import i18n
+from app.api.json_chunks import json_parts
 from app.core.support.echo import echo
 from app.errors import bounded, detail_of
 from app.i18n.errors import message
 
+# Stands for the view model in the page's JSON until its cached bytes take its place.
+_MODEL_MARK = "\u0000meshscope-view-model\u0000"
+
 
 def json_for_script(data: Any) -> str:
-    # "<" escaped so no value can close the <script> element it is embedded in.
-    return json.dumps(data, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
+    """The page's state as JSON that cannot close the <script> element it is embedded in
+    ("<" escaped). A big view model (scenario_cache.ViewModel) goes in as the cache's own
+    bytes, the API's answer, not encoded again; anything else big is encoded in pieces
+    (json_chunks), so no one call holds the GIL for the whole page."""
+    model = data.get("model") if isinstance(data, dict) else None
+    raw = getattr(model, "raw", None)
+    if raw is None:
+        return _script_safe("".join(json_parts(data)))
+    head = "".join(json_parts({**data, "model": _MODEL_MARK}))
+    # The mark is the first string after "page"'s fixed name, and no user text reaches a page
+    # that has a model (its errors leave the model out), so the first match is the model's.
+    text = raw.decode() if isinstance(raw, bytes) else raw
+    return _script_safe(head).replace(json.dumps(_MODEL_MARK), _script_safe(text), 1)
+
+
+def _script_safe(text: str) -> str:
+    return text.replace("<", "\\u003c")
 
 
 def field_of(loc: tuple | list) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from app.api import page_head
 from app.api.compare_stream import lines
 from app.api.json_chunks import json_pieces
 from app.core.evaluate import compare, evaluate
@@ -53,11 +54,12 @@ class RowsBoard:
 
 def scenario_json(scenario: Scenario, hardware: Registry, rows: Sequence[Row]) -> Iterator[bytes]:
     """/api/scenario's body: evaluate with the error band added (fidelity.banded), encoded
-    as ScenarioCache.render does."""
+    as ScenarioCache.render does; for a big one, a newline and its page head after it
+    (app/api/page_head.py)."""
     view = evaluate(scenario, hardware)
     if "step_time_s" in view:
         view["error_band"] = bands.band_for(rows, scenario, view["memory"]["fits"])
-    return json_pieces(view)
+    yield from page_head.pieces_with_head(view)
 
 
 def compare_model(req: compare.Request, hardware: Registry, rows: Sequence[Row]) -> dict:

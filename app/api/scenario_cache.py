@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Generic, TypeVar
 
-from app.api import pool_jobs
+from app.api import page_head, pool_jobs
 from app.api.compression import DYNAMIC_LEVEL, MIN_BYTES
 from app.api.json_chunks import json_pieces, loads_in_parts
 from app.core.evaluate import Registry, evaluate
@@ -30,7 +30,7 @@ from app.core.inputs.scenario import Scenario
 
 V = TypeVar("V")
 # Under this, one json.loads (a few ms) beats parsing member by member (2.5x slower).
-PARSE_WHOLE_BYTES = 1 << 20
+PARSE_WHOLE_BYTES = page_head.HEAD_FROM_BYTES
 Evaluator = Callable[[Scenario], dict[str, Any]]
 
 
@@ -119,9 +119,10 @@ class Entry:
     body: bytes
     gzipped: bytes | None
     etag: str
+    head: bytes | None = None  # a big model's page head (app/api/page_head.py)
 
     def size(self) -> int:
-        return len(self.body) + len(self.gzipped or b"")
+        return len(self.body) + len(self.gzipped or b"") + len(self.head or b"")
 
 
 def canonical(scenario: Scenario) -> str:
@@ -137,10 +138,10 @@ def render(model: dict[str, Any]) -> bytes:
 
 
 def make_entry(model: dict[str, Any], version: str) -> Entry:
-    return entry_of(render(model), version)
+    return entry_of(*page_head.split(b"".join(page_head.pieces_with_head(model))), version)
 
 
-def entry_of(body: bytes, version: str) -> Entry:
+def entry_of(body: bytes, head: bytes | None, version: str) -> Entry:
     # zlib and blake2b let go of the GIL while they work, so this is light on the event loop
     # even for a body a worker process made (``ScenarioCache.entry``'s ``remote``).
     # Compressed once here, not per response by the gzip middleware: 6 ms a hit otherwise.
@@ -148,7 +149,7 @@ def entry_of(body: bytes, version: str) -> Entry:
     gzipped = packed if len(body) >= MIN_BYTES and len(packed) < len(body) else None
     # Weak: gzip and identity bytes are one representation. The version namespaces the hash.
     digest = hashlib.blake2b(body, digest_size=16).hexdigest()
-    return Entry(body, gzipped, f'W/"{version}-{digest}"')
+    return Entry(body, gzipped, f'W/"{version}-{digest}"', head)
 
 
 class ScenarioCache:
@@ -186,14 +187,33 @@ class ScenarioCache:
 
     def _offloaded(self, scenario: Scenario) -> Entry:
         assert self._remote is not None
-        return entry_of(self._remote(scenario), self._version)
+        return entry_of(*page_head.split(self._remote(scenario)), self._version)
 
-    def model(self, scenario: Scenario, offload: bool = False) -> dict[str, Any]:
+    def model(
+        self, scenario: Scenario, offload: bool = False, head: bool = False
+    ) -> dict[str, Any]:
         """The view model for a page: a fresh dict parsed from the cached bytes (about half
         of evaluate's time), so the page embeds exactly the numbers the API returns. A big
-        one is parsed in parts, so the parse does not hold the event loop (bench_heavy)."""
-        body = self.entry(scenario, offload).body
-        return json.loads(body) if len(body) < PARSE_WHOLE_BYTES else loads_in_parts(body)
+        one is parsed in parts, so the parse does not hold the event loop (bench_heavy), or,
+        with ``head``, only its page head is (page_head.py: for a page that reads no event
+        or action of it), and it embeds the whole body."""
+        entry = self.entry(scenario, offload)
+        if len(entry.body) < PARSE_WHOLE_BYTES:
+            return json.loads(entry.body)
+        if head and entry.head is not None:
+            return ViewModel(json.loads(entry.head), entry.body)
+        return ViewModel(loads_in_parts(entry.body), entry.body)
+
+
+class ViewModel(dict):
+    """A big view model parsed from the cache's bytes, which it keeps: a page embeds those
+    bytes (page_data.json_for_script) instead of encoding the dict again, which held the
+    GIL, and /healthz with it, for up to 2 s (bench_heavy's pages). Read-only by contract:
+    nothing that renders a page writes into its view model."""
+
+    def __init__(self, parsed: dict[str, Any], raw: bytes) -> None:
+        super().__init__(parsed)
+        self.raw = raw
 
 
 def remote_body(state: Any) -> Callable[[Scenario], bytes] | None:

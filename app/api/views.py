@@ -81,5 +81,5 @@ async def get_orders(scenario: ScenarioQuery, request: Request, limiter: Limiter
 
 
 def _orders(cache: Any, scenario: Scenario, offload: bool) -> dict[str, Any]:
-    lay = cache.model(scenario, offload)["layout"]
+    lay = cache.model(scenario, offload, head=True)["layout"]
     return {"orders": orders.of_layout(lay)}
