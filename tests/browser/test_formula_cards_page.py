@@ -59,6 +59,11 @@ def test_cards_fit_the_screen_with_their_numbers(browser, base_url, width, lang)
         for axis in ("tp", "pp", "dp"):
             assert page.locator(f'#card-comm [data-formula="comm-{axis}"]').count() == 1
         assert page.evaluate("document.documentElement.scrollWidth") <= width
+        # Each formula fits its card: the TP split (Y = XW = ... = X1W1 + X2W2) was 375 px
+        # in a 343 px card on a phone and scrolled sideways inside it.
+        wide = page.evaluate("""[...document.querySelectorAll('.formula math')]
+            .filter((m) => m.scrollWidth > m.clientWidth + 1).map((m) => m.closest('.formula').id)""")
+        assert wide == []
         SHOTS.mkdir(parents=True, exist_ok=True)
         # The whole page: an element shot scrolls under the sticky header.
         page.screenshot(path=str(SHOTS / f"overview_{width}_{lang}.png"), full_page=True)
