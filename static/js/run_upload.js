@@ -7,6 +7,7 @@
 import { errorText, fill, lang, tr, trOr } from "./i18n.js";
 
 const ROUTE = "/api/runs/import";
+const RUN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const $ = (id) => document.getElementById(id);
 const langQuery = lang === "zh" ? "?lang=zh" : "";
 let chosen = [];
@@ -134,6 +135,9 @@ function send(ev) {
   ev.preventDefault();
   $("upload-summary").hidden = true;
   if (!chosen.length) return say("", tr("live.upload.no_files"));
+  // The server's rule (protocol.RUN_NAME_PATTERN), said in words before anything is sent:
+  // its 422 would quote the regular expression.
+  if (!RUN_NAME.test($("upload-run").value.trim())) return say("", tr("live.upload.bad_run"));
   const one = chosen.length === 1;
   const body = one ? chosen[0] : tarOf(chosen);
   const q = query();

@@ -63,3 +63,21 @@ def test_refusals_are_said_in_chinese_on_a_phone(context, watch, base, tmp_path)
     page.locator("#upload").scroll_into_view_if_needed()
     shot(page, "run_upload_refused_zh_390")
     assert all(r["run"] != "refused-zh" for r in api(base, "/api/runs", "")["runs"])
+
+
+@pytest.mark.parametrize("name", ["", "has space", "-starts-with-a-dash", "dir/run"])
+def test_a_bad_run_name_is_said_in_words_before_anything_is_sent(context, base, name):
+    words = i18n.strings("zh")
+    page = context.new_page()
+    page.set_viewport_size({"width": 390, "height": 900})
+    page.goto(f"{base}/runs?lang=zh", wait_until="domcontentloaded")
+    sent = []
+    page.on("request", lambda r: sent.append(r.url) if "/api/runs/import" in r.url else None)
+    page.set_input_files("#upload-files", [NO_RANK])
+    page.fill("#upload-run", name)
+    page.fill("#upload-token", TOKEN)
+    page.click("#upload-send")
+    page.wait_for_function(ERROR_SHOWN)
+    said = page.locator("#upload-error").inner_text()
+    assert said == words["live.upload.bad_run"] and "A-Za-z" not in said
+    assert sent == []
