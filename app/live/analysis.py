@@ -35,7 +35,7 @@ from app.core.schedules.deadlock import DeadlockError
 from app.core.simulate import Timeline
 from app.core.teach import advice
 from app.core.views.row_fold import fold_rows, fold_summary
-from app.live import a_priori, run_memory
+from app.live import a_priori, replay_link, run_memory
 
 MAX_DRAWN_EVENTS = 60_000  # past this the browser stalls; tp pulses go first, then sends
 DROP_ORDER = ("tp", "pp_send", "pp_recv")
@@ -246,6 +246,7 @@ def analyse(
         "replay": replay,
         "predicted": replay,  # the replay's old name: API readers keep working
         "a_priori": prior,
+        "flow_query": replay_link.flow_query(prior, durations),  # the run's scenario, measured
         "shares": shares_json(breakdowns),
         "durations": [
             {"stage": s, "f": d.f, "b": d.b, "w": d.w, "p2p": d.p2p, "tail": tail[s]}

@@ -243,6 +243,14 @@ function showCompare(a) {
   }
   $("apriori-basis").textContent = why;
   $("compare-table").dataset.hardware = p?.hardware ?? "";
+  // The run's scenario in the flow view, with its measured F/B/W (app/live/replay_link.py).
+  const link = $("replay-flow");
+  link.hidden = !a.flow_query;
+  if (a.flow_query) {
+    const q = new URLSearchParams(a.flow_query);
+    if (lang === "zh") q.set("lang", "zh");
+    link.href = `/flow?${q}`;
+  }
 }
 
 function showAdvice(lines) {

@@ -62,7 +62,8 @@ def test_cards_fit_the_screen_with_their_numbers(browser, base_url, width, lang)
         # Each formula fits its card: the TP split (Y = XW = ... = X1W1 + X2W2) was 375 px
         # in a 343 px card on a phone and scrolled sideways inside it.
         wide = page.evaluate("""[...document.querySelectorAll('.formula math')]
-            .filter((m) => m.scrollWidth > m.clientWidth + 1).map((m) => m.closest('.formula').id)""")
+            .filter((m) => m.scrollWidth > m.clientWidth + 1)
+            .map((m) => m.closest('.formula').id)""")
         assert wide == []
         SHOTS.mkdir(parents=True, exist_ok=True)
         # The whole page: an element shot scrolls under the sticky header.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import pytest
 
@@ -107,6 +108,18 @@ def test_measured_replay_and_predicted_side_by_side_on_one_basis(browser, contex
     assert (
         "Predicted on h100-sxm: the default preset" in page.locator("#apriori-basis").inner_text()
     )
+    # The run's scenario in the flow view, with the measured F/B/W (issue 25): the link opens
+    # the flow page at the replay's per-stage times, which it draws.
+    link = page.locator("#replay-flow")
+    assert link.is_visible()
+    analysis = api(base, "/api/runs/tp-heavy/analysis", "")
+    href = link.get_attribute("href")
+    assert href.startswith("/flow?") and "f_time=" in href
+    assert dict(parse_qsl(href.split("?", 1)[1])) == analysis["flow_query"]
+    flow = context.new_page()
+    flow.goto(f"{base}{href}", wait_until="domcontentloaded")
+    flow.wait_for_selector("#timeline .main-svg")
+    flow.close()
     # The advice's TP share and the table's, on the same basis.
     table = page.locator("#bubble-table").inner_text()
     assert "of the mean rank step" in table
