@@ -19,6 +19,7 @@ from app.core.inputs.protocol import ProbeRecord, RunInfo
 from app.core.layout.topology import Layout, parse_order
 from app.core.traces import TraceError, find_stragglers
 from app.core.traces.phases import PhaseLog, build_phase_run, merge, phase_counts
+from app.importers import scenario_link
 from app.importers.log_files import DEEPSPEED, MEGATRON, read_logs
 
 # The frameworks' own rank orders (DeepSpeed's PipeModelDataParallelTopology: tp, dp, pp).
@@ -44,7 +45,7 @@ def _layout(args: argparse.Namespace, logs: list[PhaseLog], world: int, fmt: str
     dp = args.dp or max(world // (tp * pp), 1)
     order = args.order or ("tp-pp-dp" if hints.get("tp_pp_dp") else DEFAULT_ORDERS[fmt])
     try:
-        return Layout(dp, tp, pp, parse_order(order), args.gpus_per_node)
+        return Layout(dp, tp, pp, parse_order(order), scenario_link.gpus_per_node(args))
     except ValueError as err:
         raise TraceError(f"layout: {err}") from err
 

@@ -72,13 +72,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _layout(args: argparse.Namespace, traces) -> Layout:
     given = [args.dp, args.tp, args.pp, args.order]
     if all(v is None for v in given):
-        return infer_layout(traces, args.gpus_per_node)
+        return infer_layout(traces, scenario_link.gpus_per_node(args))
     tp, pp = args.tp or 1, args.pp or 1
     # An axis left out is 1, but dp takes what the others leave of the traces' world.
     dp = args.dp or max(traces[0].world // (tp * pp), 1)
     try:
         order = parse_order(args.order) if args.order else DEFAULT_ORDER
-        return Layout(dp, tp, pp, order, args.gpus_per_node)
+        return Layout(dp, tp, pp, order, scenario_link.gpus_per_node(args))
     except ValueError as err:
         raise TraceError(f"layout: {err}") from err
 

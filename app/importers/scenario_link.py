@@ -70,13 +70,18 @@ def linked(info: RunInfo, link: str | None) -> RunInfo:
         raise TraceError(f"scenario link: {err.errors()[0]['msg']}") from err
 
 
+def gpus_per_node(args: argparse.Namespace) -> int:
+    """The flag's value, or the default when neither the flag nor a link said (a caller of
+    ``import_trace.prepare`` with ``parse``'s Namespace, not through ``resolved``)."""
+    return getattr(args, "gpus_per_node", None) or DEFAULT_GPUS_PER_NODE
+
+
 def resolved(args: argparse.Namespace) -> argparse.Namespace:
     """``args`` with a given link's layout in its flags (TraceError when flags are given
     beside it), and GPUs per node defaulted when neither says."""
     link = getattr(args, "scenario", None)
     if not link:
-        gpus = args.gpus_per_node or DEFAULT_GPUS_PER_NODE
-        return argparse.Namespace(**{**vars(args), "gpus_per_node": gpus})
+        return argparse.Namespace(**{**vars(args), "gpus_per_node": gpus_per_node(args)})
     both = [f for f in LAYOUT_FLAGS if getattr(args, f, None) is not None]
     if both:
         raise TraceError(f"scenario link and {', '.join(both)} both given: give the layout one "

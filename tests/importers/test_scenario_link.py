@@ -121,3 +121,13 @@ def test_a_linked_import_is_priced_as_the_links_model_on_its_hardware(tmp_path):
     assert plain["basis"] != "scenario_link" and plain["query"]["model"] == "custom"
     # 1.3B parameters on two stages are priced far slower than the probe-sized nominal GPT.
     assert linked["step_time_s"] > 100 * plain["step_time_s"]
+
+
+def test_prepare_on_parses_namespace_lays_out_eight_gpus_a_node_as_before():
+    """``prepare(parse(...))`` (the probe's tests call it so) without a link or the flag: the
+    default of 8 GPUs a node, as the flag's default was before links (None then failed)."""
+    from app.importers.import_trace import parse, prepare
+
+    assert prepare(parse([str(GLOO), "--run", "p"])).layout.gpus_per_node == 8
+    args = parse([str(GLOO), "--run", "p", "--gpus-per-node", "4"])
+    assert prepare(args).layout.gpus_per_node == 4

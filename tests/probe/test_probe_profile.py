@@ -78,7 +78,11 @@ def test_a_slow_rank_is_named_with_its_phase(tmp_path):
     )
     p = _imported(traces, "slow")
     found = find_stragglers(p.records, p.layout)
-    assert [(s.cause, s.phase, s.ranks) for s in found] == [("rank", "compute", (5,))]
+    # The slow GPU is the one rank named, and the largest excess. Eight gloo ranks share two
+    # cores here, so a collective can stretch by scheduling alone: a link past the threshold
+    # by that noise (1 run in 3 named TP group (6, 7)) is not what this test is about.
+    assert [(s.phase, s.ranks) for s in found if s.cause == "rank"] == [("compute", (5,))]
+    assert (found[0].cause, found[0].ranks) == ("rank", (5,))
     # 4 forwards a step, each 30 ms longer: about 120 ms a step over its stage's median.
     assert 0.06 < found[0].excess_s < 0.5, found
 
