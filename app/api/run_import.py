@@ -31,6 +31,8 @@ from app.api import costs
 from app.api.ingest import bearer_ok
 from app.api.limits import BUSY, Admission, heavy
 from app.core.inputs.protocol import RUN_NAME_PATTERN
+from app.core.layout.topology import ORDER_PRESETS, parse_order
+from app.core.support.echo import echo
 from app.core.traces import TraceError
 from app.core.traces.refusals import refuse
 from app.errors import issue, responses, unprocessable
@@ -104,6 +106,8 @@ async def import_upload(
         scenario_link.resolved(argparse.Namespace(**layout))
     except TraceError as err:
         return unprocessable([issue(["query", "scenario"], str(err))])
+    if order is not None and (bad := _bad_order(order)) is not None:
+        return unprocessable([bad])
     staged = Path(await run_in_threadpool(tempfile.mkdtemp, None, "meshscope-upload-"))
     try:
         size = await _receive(request, staged / name, cap)
@@ -122,6 +126,18 @@ async def import_upload(
     body = {"run": info.run, "url": f"/runs/{info.run}", "bytes": size, "ranks": info.world_size,
             "records": len(records), "stored": stored, "summary": summary}  # fmt: skip
     return JSONResponse(body)
+
+
+def _bad_order(order: str) -> dict | None:
+    """The 422 detail of a rank order no layout takes, keyed as the overview's (the
+    catalogue's err.scenario.order, so /runs words it in its language), or None; asked
+    before the body is read, as the importer's English "layout: ..." came after it."""
+    try:
+        parse_order(order)
+    except ValueError as err:
+        ctx = {"order": echo(order), "presets": ", ".join(ORDER_PRESETS)}
+        return issue(["query", "order"], str(err), "scenario.order", ctx)
+    return None
 
 
 def refusal(name: str, err: TraceError) -> dict:

@@ -81,3 +81,17 @@ def test_a_bad_run_name_is_said_in_words_before_anything_is_sent(context, base, 
     said = page.locator("#upload-error").inner_text()
     assert said == words["live.upload.bad_run"] and "A-Za-z" not in said
     assert sent == []
+
+
+def test_a_rank_order_no_layout_takes_is_said_in_chinese_before_the_upload(context, watch, base):
+    """The importer's refusal was English ("layout: order 'xyz' must be a permutation ...")
+    and came after the upload; the route asks first, keyed as the overview's order error."""
+    watch.allowed_errors += ["status of 422"]  # the refusal itself
+    page = context.new_page()
+    page.set_viewport_size({"width": 390, "height": 900})
+    page.goto(f"{base}/runs?lang=zh", wait_until="domcontentloaded")
+    page.fill("#upload-order", "tp-xyz")
+    said = _send(page, [NO_RANK], TOKEN)
+    assert said.startswith(i18n.strings("zh")["live.upload.failed"]) and "422" in said
+    assert "必须是" in said and "tp-xyz" in said and "must be" not in said
+    assert all(r["run"] != "refused-zh" for r in api(base, "/api/runs", "")["runs"])
