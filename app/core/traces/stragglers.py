@@ -16,7 +16,7 @@ stage pair's) long collectives or receive waits with every member's compute norm
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from statistics import median
 
@@ -75,7 +75,17 @@ def find_stragglers(
     the median step costs the step little and is left out: on a shared CPU a millisecond
     of scheduling noise is a third of a small rank's compute (the gloo fixture's ranks
     differ by 2.2 ms of a 43 ms step with nobody slow)."""
-    times = _phase_times(records)
+    return from_phase_times(_phase_times(records), layout, threshold, floor)
+
+
+def from_phase_times(
+    times: Mapping[tuple[int, int], Mapping[str, float]],
+    layout: Layout,
+    threshold: float = 0.2,
+    floor: float = 0.1,
+) -> list[Straggler]:
+    """``find_stragglers`` on phase seconds per (step, rank) already found: the window's from
+    its records, or a whole run's as one step of each rank's medians (run_stragglers.py)."""
     steps = sorted({s for s, _ in times})
     least = floor * median([t["step"] for t in times.values()] or [0.0])
     slow_ranks = _slow_ranks(times, steps, layout, threshold)
