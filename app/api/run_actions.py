@@ -30,11 +30,10 @@ from starlette.concurrency import run_in_threadpool
 from app.api import costs
 from app.api.limits import BUSY, Admission, heavy
 from app.api.read_access import UNAUTHORIZED, require_read
+from app.api.run_stragglers import straggler_json
 from app.core.inputs.protocol import MAX_STEP, RUN_NAME_PATTERN, RunInfo
 from app.core.inputs.scenario import ScenarioError
-from app.core.layout.topology import Layout
 from app.core.traces.run_stragglers import find_run_stragglers
-from app.core.traces.stragglers import Straggler
 from app.errors import responses
 from app.live import actions_query
 from app.live.analysis import layout_of
@@ -47,11 +46,23 @@ RunName = Annotated[str, Path(pattern=RUN_NAME_PATTERN, max_length=64)]
 Admit = Annotated[Admission, Depends(heavy)]
 First = Annotated[int | None, Query(ge=0, le=MAX_STEP, description="first step (default 0)")]
 Last = Annotated[int | None, Query(ge=0, le=MAX_STEP, description="last step (default: the last)")]
-AXIS_OF = {"tp": "tp", "dp": "dp", "pp_wait": "pp"}  # a slow link's phase -> its axis
 JSON_BODY = {200: {"content": {"application/json": {"schema": {"type": "object"}}}}}
 PARQUET = "application/vnd.apache.parquet"
 PARQUET_BODY = {200: {"content": {PARQUET: {"schema": {"type": "string", "format": "binary"}}}}}
 ERRORS = {**responses(404, 422), **BUSY}
+
+
+async def _asked(
+    request: Request, run: str, limiter: Admission, first: int | None, last: int | None, fn
+) -> tuple[RunInfo, int, int, Any]:
+    """The run's info, the step range, and ``fn(con, segments, first=, last=)`` over the run's
+    caught-up segments, in one heavy slot."""
+    live: Live = request.app.state.live
+    info, lo, hi = await run_in_threadpool(steps_range, live, run, first, last)
+    answer = await limiter.run(
+        live.actions.query, run, partial(fn, first=lo, last=hi), cost=costs.ACTIONS
+    )
+    return info, lo, hi, answer
 
 
 @router.get(
@@ -63,12 +74,7 @@ ERRORS = {**responses(404, 422), **BUSY}
 async def get_actions(
     request: Request, run: RunName, limiter: Admit, first: First = None, last: Last = None
 ) -> Response:
-    live: Live = request.app.state.live
-    _, lo, hi = await run_in_threadpool(steps_range, live, run, first, last)
-    table = await limiter.run(
-        live.actions.query, run, partial(actions_query.phase_table, first=lo, last=hi),
-        cost=costs.ACTIONS,
-    )  # fmt: skip
+    _, lo, hi, table = await _asked(request, run, limiter, first, last, actions_query.phase_table)
     return _json({"run": run, "first": lo, "last": hi, "ranks": table})
 
 
@@ -81,16 +87,13 @@ async def get_actions(
 async def get_run_stragglers(
     request: Request, run: RunName, limiter: Admit, first: First = None, last: Last = None
 ) -> Response:
-    live: Live = request.app.state.live
-    info, lo, hi = await run_in_threadpool(steps_range, live, run, first, last)
-    medians = await limiter.run(
-        live.actions.query, run, partial(actions_query.rank_medians, first=lo, last=hi),
-        cost=costs.ACTIONS,
-    )  # fmt: skip
+    info, lo, hi, medians = await _asked(
+        request, run, limiter, first, last, actions_query.rank_medians
+    )
     layout = layout_of(info)
     found = find_run_stragglers(medians, layout)
     body = {"run": run, "scope": "run", "first": lo, "last": hi, "ranks": len(medians),
-            "stragglers": [_straggler(s, layout) for s in found]}  # fmt: skip
+            "stragglers": [straggler_json(s, layout) for s in found]}  # fmt: skip
     return _json(body)
 
 
@@ -103,16 +106,13 @@ async def get_run_stragglers(
 async def get_actions_parquet(
     request: Request, run: RunName, limiter: Admit, first: First = None, last: Last = None
 ) -> FileResponse:
-    live: Live = request.app.state.live
-    _, lo, hi = await run_in_threadpool(steps_range, live, run, first, last)
     fd, name = tempfile.mkstemp(prefix="meshscope-actions-", suffix=".parquet")
     os.close(fd)
     out = FilePath(name)
     try:
-        await limiter.run(
-            live.actions.query, run, partial(actions_query.export, first=lo, last=hi, out=out),
-            cost=costs.ACTIONS,
-        )  # fmt: skip
+        _, lo, hi, _ = await _asked(
+            request, run, limiter, first, last, partial(actions_query.export, out=out)
+        )
     except BaseException:
         out.unlink(missing_ok=True)
         raise
@@ -148,20 +148,6 @@ def steps_range(
             first=lo, last=hi,
         )  # fmt: skip
     return info, lo, hi
-
-
-def _straggler(s: Straggler, layout: Layout) -> dict[str, Any]:
-    """As the window answer words one (app/api/run_stragglers.py): a slow rank's stage, a
-    slow link's axis."""
-    out: dict[str, Any] = {
-        "cause": s.cause, "phase": s.phase, "ranks": list(s.ranks), "excess_s": s.excess_s,
-        "ratio": s.ratio if s.ratio != float("inf") else None,
-    }  # fmt: skip
-    if s.cause == "rank":
-        out["stage"] = layout.coord(s.ranks[0]).pp
-    else:
-        out["axis"] = AXIS_OF[s.phase]
-    return out
 
 
 def _json(body: dict[str, Any]) -> Response:

@@ -86,12 +86,12 @@ def _compute(live: Live, info: RunInfo, key: tuple) -> bytes:
         "run": run,
         "step": step,
         "steps": sorted({r.step for r in records}),
-        "stragglers": [_json(s, layout) for s in found],
+        "stragglers": [straggler_json(s, layout) for s in found],
     }
     return json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
 
 
-def _json(s: Straggler, layout: Layout) -> dict[str, Any]:
+def straggler_json(s: Straggler, layout: Layout) -> dict[str, Any]:
     """One finding with the group it was measured against: a slow rank's pipeline stage
     (its DP x TP peers), a slow link's axis and group."""
     out: dict[str, Any] = {
