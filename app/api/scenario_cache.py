@@ -138,7 +138,9 @@ def render(model: dict[str, Any]) -> bytes:
 
 
 def make_entry(model: dict[str, Any], version: str) -> Entry:
-    return entry_of(*page_head.split(b"".join(page_head.pieces_with_head(model))), version)
+    body = render(model)
+    head = render(page_head.head_of(model)) if len(body) >= page_head.HEAD_FROM_BYTES else None
+    return entry_of(body, head, version)
 
 
 def entry_of(body: bytes, head: bytes | None, version: str) -> Entry:
