@@ -8,6 +8,7 @@ the browser makes is recorded; a test fails if one leaves 127.0.0.1, or on a con
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import socket
@@ -172,3 +173,15 @@ def open_view(page, url: str, view: str):
 def shot(page, name: str) -> None:
     SHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+@contextlib.contextmanager
+def stored_server(tmp_path_factory, name: str, token: str, *transactions: list):
+    """A server on a fresh database holding ``transactions`` (store ops, each list one
+    transaction, e.g. tests/live/killed_run.py's runs); yields its base URL."""
+    db = tmp_path_factory.mktemp(name) / f"{name}.sqlite3"
+    app = create_app(Settings(db=db, ingest_token=token))
+    with ServerThread(app) as url:
+        for ops in transactions:
+            app.state.live.store.transaction(ops)
+        yield url

@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.main import create_app
-from app.settings import Settings
-from tests.browser.conftest import ServerThread
+from tests.browser.conftest import stored_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))
 import killed_run  # noqa: E402  (tests/live's run fixtures)
@@ -24,10 +22,7 @@ AM_PM = re.compile(r"\b[AP]M\b")
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):
-    db = tmp_path_factory.mktemp("clock") / "c.sqlite3"
-    app = create_app(Settings(db=db, ingest_token=TOKEN))
-    with ServerThread(app) as url:
-        app.state.live.store.transaction(killed_run.store_ops())
+    with stored_server(tmp_path_factory, "clock", TOKEN, killed_run.store_ops()) as url:
         yield url
 
 

@@ -14,9 +14,7 @@ from urllib.parse import parse_qsl
 import pytest
 
 from app import i18n
-from app.main import create_app
-from app.settings import Settings
-from tests.browser.conftest import SHOTS, ServerThread, api
+from tests.browser.conftest import SHOTS, api, stored_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))
 import killed_run  # noqa: E402  (tests/live's run fixtures)
@@ -29,12 +27,8 @@ SIZES = {"wide": (1440, 1000), "phone": (390, 844)}
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):
-    db = tmp_path_factory.mktemp("verdict") / "v.sqlite3"
-    app = create_app(Settings(db=db, ingest_token=TOKEN))
-    with ServerThread(app) as url:
-        store = app.state.live.store
-        for ops in (killed_run.store_ops(), killed_run.healthy_ops(), killed_run.tp_heavy_ops()):
-            store.transaction(ops)
+    runs = (killed_run.store_ops(), killed_run.healthy_ops(), killed_run.tp_heavy_ops())
+    with stored_server(tmp_path_factory, "verdict", TOKEN, *runs) as url:
         yield url
 
 
