@@ -28,8 +28,8 @@ from collections.abc import Mapping
 
 from app.core.fidelity import measured
 from app.core.inputs.hardware import HARDWARE, HardwareSpec
-from app.core.inputs.protocol import ProbeRecord, RunInfo
-from app.core.layout.topology import Layout, parse_order
+from app.core.inputs.protocol import ProbeRecord, RunInfo, run_layout
+from app.core.layout.topology import Layout
 from app.core.schedules import ScheduleError
 from app.core.schedules.deadlock import DeadlockError
 from app.core.simulate import Timeline
@@ -42,7 +42,7 @@ DROP_ORDER = ("tp", "pp_send", "pp_recv")
 
 
 def layout_of(info: RunInfo) -> Layout:
-    return Layout(info.dp, info.tp, info.pp, parse_order(info.order), info.gpus_per_node)
+    return run_layout(info)
 
 
 def rows(layout: Layout) -> list[dict]:

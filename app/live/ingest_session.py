@@ -31,10 +31,11 @@ from app.core.inputs.protocol import (
     RecordFrame,
     RecordsFrame,
     parse_frame,
+    run_layout,
 )
 from app.core.inputs.protocol_fast import AnyRecord, parse_ingest_frame, with_events
 from app.core.inputs.protocol_fast import RecordsFrame as FastRecords
-from app.core.layout.topology import Layout, parse_order
+from app.core.layout.topology import Layout
 from app.live.services import Live
 from app.live.store import RowRejected, Welcome
 
@@ -199,7 +200,7 @@ class Session:
         if self.mine is not None and self.mine[:2] != (info.run, hello.rank):
             return self._strike("one connection speaks for one (run, rank)")
         try:
-            layout = Layout(info.dp, info.tp, info.pp, parse_order(info.order), info.gpus_per_node)
+            layout = run_layout(info)
         except ValueError as exc:
             return self._strike(str(exc))
         now = time.time()
@@ -215,7 +216,8 @@ class Session:
         first = self.hello is None
         self.hello, self.layout, self.coord = hello, layout, layout.coord(hello.rank)
         c = self.coord
-        self.cap, self.mine = info.events_cap(), (info.run, hello.rank, c.dp, c.pp, c.tp)
+        here = (info.run, hello.rank, c.dp, c.pp, c.tp, c.cp, c.ep)
+        self.cap, self.mine = info.events_cap(), here
         await self.live.watch(info)
         if first:
             restarted = welcome.cursor is not None and hello.attempt > welcome.cursor[0]
@@ -258,7 +260,8 @@ class Session:
     def _admit(self, rec: AnyRecord) -> tuple[AnyRecord, str | None]:
         """The record as stored (within the run's events cap), or why it is refused."""
         c, hello = rec.coord, self.hello  # the common case at once, _check's reasons if not
-        ok = (rec.run, rec.rank, c.dp, c.pp, c.tp) == self.mine and len(rec.events) <= self.cap
+        got = (rec.run, rec.rank, c.dp, c.pp, c.tp, c.cp, c.ep)
+        ok = got == self.mine and len(rec.events) <= self.cap
         if ok and rec.attempt <= hello.attempt and rec.step < hello.info.steps:
             return rec, None
         problem = self._check(rec)
@@ -281,8 +284,10 @@ class Session:
         if rec.step >= hello.info.steps:
             return f"step {rec.step} beyond the run's {hello.info.steps} steps"
         c = self.coord  # the hello's rank's, and rec.rank is that rank
-        if (c.dp, c.pp, c.tp) != (rec.coord.dp, rec.coord.pp, rec.coord.tp):
-            return f"rank {rec.rank} sits at dp={c.dp} pp={c.pp} tp={c.tp} in this layout"
+        rc = rec.coord
+        if (c.dp, c.pp, c.tp, c.cp, c.ep) != (rc.dp, rc.pp, rc.tp, rc.cp, rc.ep):
+            beyond = f" cp={c.cp} ep={c.ep}" if hello.info.cp * hello.info.ep > 1 else ""
+            return f"rank {rec.rank} sits at dp={c.dp} pp={c.pp} tp={c.tp}{beyond} in this layout"
         return None
 
     def _on_heartbeat(self, beat: HeartbeatFrame) -> list:

@@ -49,12 +49,12 @@ def _mutations():
         for value in HOSTILE:
             yield record_frame(rec | {key: value})
         yield record_frame({k: v for k, v in rec.items() if k != key})
-    for key in ("dp", "pp", "tp"):
-        for value in HOSTILE:
+    for key in ("dp", "pp", "tp", "cp", "ep"):
+        for value in [*HOSTILE, 1, 7]:
             yield record_frame(rec | {"coord": rec["coord"] | {key: value}})
     event = rec["events"][0]
     for key in [*event, "peer", "cpu", "microbatch", "chunk"]:
-        for value in [*HOSTILE, "F", "pp_recv", "nope"]:
+        for value in [*HOSTILE, "F", "pp_recv", "cp", "ep", "nope"]:
             yield record_frame(rec | {"events": [event | {key: value}, *rec["events"][1:]]})
     yield record_frame(rec | {"events": [event | {"start": 0.5, "end": 0.4}]})
     yield record_frame(rec | {"mem_allocated": 10, "mem_reserved": 9})

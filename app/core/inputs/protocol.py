@@ -43,10 +43,14 @@ from pydantic import (
 )
 
 from app.core.inputs.scenario import MAX_SIMULATED_ACTIONS
+from app.core.layout import mesh
+from app.core.layout.topology import Layout
 from app.core.schedules import SPLIT_BACKWARD, ScheduleName, chunks_per_rank
 
 VERSION = 1
-EVENT_KINDS: tuple[str, ...] = ("F", "B", "W", "tp", "pp_send", "pp_recv", "dp", "optim")
+EVENT_KINDS: tuple[str, ...] = (
+    "F", "B", "W", "tp", "pp_send", "pp_recv", "dp", "optim", "cp", "ep"
+)  # fmt: skip
 COMPUTE_KINDS: tuple[str, ...] = ("F", "B", "W")
 MAX_WORLD = 65_536
 MAX_EVENTS = 20_000  # per record; the probe drops (and counts) events past this
@@ -88,7 +92,7 @@ Rank = Annotated[int, Field(ge=0, lt=MAX_WORLD)]
 Step = Annotated[int, Field(ge=0, le=MAX_STEP)]
 Attempt = Annotated[int, Field(ge=0, le=10_000)]
 Seconds = Annotated[float, Field(ge=0.0, le=MAX_SECONDS)]
-EventKind = Literal["F", "B", "W", "tp", "pp_send", "pp_recv", "dp", "optim"]
+EventKind = Literal["F", "B", "W", "tp", "pp_send", "pp_recv", "dp", "optim", "cp", "ep"]
 Version = Annotated[Literal[1], BeforeValidator(_exact_one)]
 
 
@@ -102,6 +106,19 @@ class Coord(_Strict):
     dp: int = Field(ge=0, lt=MAX_WORLD)
     pp: int = Field(ge=0, lt=MAX_WORLD)
     tp: int = Field(ge=0, lt=MAX_WORLD)
+    # The rank's place on the cp axis and in its expert-parallel group (layout.topology's
+    # Coord); 0 is left out of the JSON, so a 3D run's records read as before cp and ep.
+    cp: int = Field(default=0, ge=0, lt=MAX_WORLD)
+    ep: int = Field(default=0, ge=0, lt=MAX_WORLD)
+
+    @model_serializer(mode="wrap")
+    def _zeros_left_out(self, handler: Any) -> Any:
+        out = handler(self)
+        if isinstance(out, dict):
+            for axis in ("cp", "ep"):
+                if out.get(axis) == 0:
+                    del out[axis]
+        return out
 
 
 class ProbeEvent(_Strict):
@@ -193,7 +210,9 @@ class RunInfo(_Strict):
     dp: int = Field(ge=1, le=MAX_WORLD)
     tp: int = Field(ge=1, le=MAX_WORLD)
     pp: int = Field(ge=1, le=MAX_WORLD)
-    order: str = Field(pattern=r"^(dp|pp|tp)-(dp|pp|tp)-(dp|pp|tp)$")
+    # Fastest axis first; cp and ep may be named (Megatron's "tp-cp-ep-dp-pp") only in a run
+    # where one of them is > 1, so a 3D run's order is one of the six it always was.
+    order: str = Field(pattern=r"^(dp|pp|tp|cp|ep)(-(dp|pp|tp|cp|ep)){2,4}$")
     gpus_per_node: int = Field(ge=1, le=MAX_WORLD)
     # The one lax field: Python callers pass the name as a str; JSON carries a str anyway.
     schedule: Annotated[ScheduleName, Strict(False)]
@@ -210,19 +229,41 @@ class RunInfo(_Strict):
     # query, whose model and hardware the a-priori prediction prices (app/live/a_priori.py),
     # since a trace or a log does not say its model. None: the probe's own model above.
     scenario: dict[LinkKey, LinkValue] | None = Field(default=None, max_length=MAX_LINK_FIELDS)
+    # Context and expert parallelism, folded as app.core.layout folds them (Megatron-LM's
+    # parallel_state.py): cp is a factor of the world, ep re-partitions tp x cp x dp.
+    cp: int = Field(default=1, ge=1, le=MAX_WORLD)
+    ep: int = Field(default=1, ge=1, le=MAX_WORLD)
 
     @model_serializer(mode="wrap")
     def _link_only_when_given(self, handler: Any) -> Any:
         # Absent, not null, without a link: a server from before the field refuses any
         # field it does not know (extra="forbid"), and a probe's hello never carries one.
+        # cp and ep likewise at 1: a 3D run's hello and stored info read as before them.
         out = handler(self)
-        if self.scenario is None and isinstance(out, dict):
-            out.pop("scenario", None)
+        if isinstance(out, dict):
+            if self.scenario is None:
+                out.pop("scenario", None)
+            for axis in ("cp", "ep"):
+                if out.get(axis) == 1:
+                    del out[axis]
         return out
+
+    @model_validator(mode="after")
+    def _order_folds(self) -> RunInfo:
+        axes = tuple(self.order.split("-"))
+        if not mesh.valid_axes(axes):  # app.core.layout's rule: dp, pp, tp once, cp/ep once
+            raise ValueError("order names dp, pp and tp once each, cp and ep at most once")
+        if self.cp == self.ep == 1 and len(axes) != 3:
+            raise ValueError("order names cp or ep only in a run with cp or ep > 1")
+        sizes = {"dp": self.dp, "tp": self.tp, "pp": self.pp, "cp": self.cp, "ep": self.ep}
+        problem = mesh.fold_problem(axes, sizes)  # Megatron's rules on the expert grid
+        if problem:
+            raise ValueError(f"ep does not fold over tp x cp x dp under this order ({problem})")
+        return self
 
     @property
     def world_size(self) -> int:
-        return self.dp * self.tp * self.pp
+        return self.dp * self.tp * self.pp * self.cp  # ep adds no ranks (layout/mesh.py)
 
     @property
     def chunks(self) -> int:
@@ -234,18 +275,26 @@ class RunInfo(_Strict):
         return min(MAX_EVENTS, MAX_STEP_EVENTS // self.world_size)
 
 
+def run_layout(info: RunInfo) -> Layout:
+    """Where the run's ranks sit: the core's Layout of its sizes and order (raises ValueError
+    as Layout does)."""
+    order = tuple(info.order.split("-"))
+    return Layout(info.dp, info.tp, info.pp, order, info.gpus_per_node, cp=info.cp, ep=info.ep)
+
+
 def oversize(info: RunInfo) -> str | None:
     """Why a run is too big to serve, naming the product of its fields and the bound, or None.
     Checked on every hello (a stored run from before the bounds still loads as a RunInfo)."""
     world, per_rank = info.world_size, info.microbatches * info.chunks
     compute = world * per_rank * (3 if info.schedule in SPLIT_BACKWARD else 2)
+    w = "dp*tp*pp" if info.cp == 1 else "dp*tp*pp*cp"  # the world's factors (world_size)
     checks = (
-        ("dp*tp*pp ranks", world, MAX_WORLD, "the most the core lays out and views serve"),
+        (f"{w} ranks", world, MAX_WORLD, "the most the core lays out and views serve"),
         ("pp*microbatches*chunks*3 actions", info.pp * per_rank * 3, MAX_SIMULATED_ACTIONS,
          "the most the core simulates, and so the run analysis replays"),
-        ("dp*tp*pp*steps rank-steps", world * info.steps, MAX_RANK_STEPS,
+        (f"{w}*steps rank-steps", world * info.steps, MAX_RANK_STEPS,
          "the store keeps a row for each"),
-        ("dp*tp*pp*microbatches*chunks F/B/W events per step", compute, MAX_STEP_EVENTS,
+        (f"{w}*microbatches*chunks F/B/W events per step", compute, MAX_STEP_EVENTS,
          "the most the run page draws of one step"),
     )  # fmt: skip
     for what, value, bound, why in checks:

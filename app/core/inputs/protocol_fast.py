@@ -44,7 +44,7 @@ Rank = Annotated[int, Meta(ge=0, lt=MAX_WORLD)]
 Seconds = Annotated[float, Meta(ge=0.0, le=MAX_SECONDS)]
 Mem = Annotated[int, Meta(ge=0, le=MAX_MEM_BYTES)]
 Finite = Annotated[float, Meta(ge=-_FLOAT_MAX, le=_FLOAT_MAX)]  # allow_inf_nan=False
-EventKind = Literal["F", "B", "W", "tp", "pp_send", "pp_recv", "dp", "optim"]
+EventKind = Literal["F", "B", "W", "tp", "pp_send", "pp_recv", "dp", "optim", "cp", "ep"]
 
 # Field order is the pydantic models' (so a stored record's JSON reads the same); kw_only
 # lets a required field follow one with a default, as it does there.
@@ -56,10 +56,14 @@ _STRUCT = dict(frozen=True, forbid_unknown_fields=True, kw_only=True)
 _SCALARS = dict(_STRUCT, gc=False)
 
 
-class Coord(msgspec.Struct, **_SCALARS):
+class Coord(msgspec.Struct, omit_defaults=True, **_SCALARS):
+    """protocol.Coord; cp and ep default to 0 and are left out at 0, as its serializer does."""
+
     dp: Rank
     pp: Rank
     tp: Rank
+    cp: Rank = 0
+    ep: Rank = 0
 
 
 class ProbeEvent(msgspec.Struct, omit_defaults=True, **_SCALARS):
