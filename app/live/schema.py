@@ -20,7 +20,8 @@ CREATE TABLE IF NOT EXISTS steps (
   attempt INTEGER NOT NULL, superseded INTEGER NOT NULL DEFAULT 0, t0 REAL NOT NULL,
   step_time_s REAL NOT NULL, compute_s REAL NOT NULL, tp_s REAL NOT NULL, dp_s REAL NOT NULL,
   pp_wait_s REAL NOT NULL, host_s REAL NOT NULL, loss REAL, mem INTEGER,
-  received REAL NOT NULL, record TEXT NOT NULL
+  received REAL NOT NULL, record TEXT NOT NULL,
+  cp_s REAL NOT NULL DEFAULT 0, ep_s REAL NOT NULL DEFAULT 0
 );
 CREATE UNIQUE INDEX IF NOT EXISTS steps_key ON steps(run, rank, step, attempt);
 CREATE INDEX IF NOT EXISTS steps_current ON steps(run, step, rank) WHERE superseded = 0;
@@ -38,8 +39,15 @@ CREATE TABLE IF NOT EXISTS stops (
     + summary.TABLES
 )
 INSERT_STEP = """INSERT OR IGNORE INTO steps (run, rank, step, attempt, superseded, t0,
-  step_time_s, compute_s, tp_s, dp_s, pp_wait_s, host_s, loss, mem, received, record)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+  step_time_s, compute_s, tp_s, dp_s, pp_wait_s, host_s, loss, mem, received, record,
+  cp_s, ep_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+# Columns added to a table after its first release: (table, column, declaration). A database
+# written before one gains it at the writer's start (ALTER TABLE ADD COLUMN, sqlite.org/
+# lang_altertable.html: a constant default fills the old rows without rewriting them).
+ADDED_COLUMNS = (
+    ("steps", "cp_s", "REAL NOT NULL DEFAULT 0"),  # issue 25: context-parallel seconds
+    ("steps", "ep_s", "REAL NOT NULL DEFAULT 0"),  # issue 25: expert all-to-all seconds
+)
 
 
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
@@ -64,6 +72,7 @@ def migrate(conn: sqlite3.Connection) -> None:
     for a database written before the per-run summaries (PRAGMA user_version 0), fill them
     from its rows, once, in one transaction (~1 s per million rows)."""
     conn.executescript(SCHEMA)
+    add_columns(conn)
     if conn.execute("PRAGMA user_version").fetchone()[0] >= summary.VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")
@@ -75,6 +84,18 @@ def migrate(conn: sqlite3.Connection) -> None:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+
+
+def add_columns(conn: sqlite3.Connection) -> None:
+    """Give a database from before ADDED_COLUMNS the ones it lacks (a no-op on a new one)."""
+    for table, column, declaration in ADDED_COLUMNS:
+        if column not in has_columns(conn, table):
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+
+
+def has_columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    """The table's columns (a read-only database from before ADDED_COLUMNS lacks those)."""
+    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
 
 
 def summarised(conn: sqlite3.Connection) -> bool:

@@ -216,6 +216,7 @@ class Store:
         row = (
             rec.run, rec.rank, rec.step, rec.attempt, int(superseded), rec.t0, b.step_time_s,
             b.compute_s, b.tp_s, b.dp_s, b.pp_wait_s, b.host_s, rec.loss, rec.mem, now, text,
+            b.cp_s, b.ep_s,
         )  # fmt: skip
         if self.conn.execute(INSERT_STEP, row).rowcount == 0:
             return Outcome(stored=False, superseded=superseded, breakdown=b)

@@ -38,7 +38,7 @@ def test_nested_tp_counts_as_tp_and_pp_send_counts_as_nothing():
 
 
 interval = st.tuples(
-    st.sampled_from(["F", "B", "W", "tp", "pp_recv", "pp_send", "dp", "optim"]),
+    st.sampled_from(["F", "B", "W", "tp", "pp_recv", "pp_send", "dp", "optim", "cp", "ep"]),
     st.floats(0, 10, allow_nan=False),
     st.floats(0, 5, allow_nan=False),
 )
@@ -49,9 +49,34 @@ interval = st.tuples(
 def test_the_parts_always_add_up_to_the_step(items):
     events = [{"kind": k, "start": s, "end": s + d} for k, s, d in items]
     b = measured.breakdown(_record(events))
-    parts = b.compute_s + b.tp_s + b.dp_s + b.pp_wait_s + b.host_s
+    parts = b.compute_s + b.tp_s + b.cp_s + b.ep_s + b.dp_s + b.pp_wait_s + b.host_s
     assert math.isclose(parts, b.step_time_s, rel_tol=1e-9, abs_tol=1e-9)
-    assert min(b.compute_s, b.tp_s, b.dp_s, b.pp_wait_s, b.host_s) >= 0
+    assert min(b.compute_s, b.tp_s, b.cp_s, b.ep_s, b.dp_s, b.pp_wait_s, b.host_s) >= 0
+    if not any(k in ("cp", "ep") for k, _, _ in items):
+        assert b.cp_s == b.ep_s == 0.0
+
+
+def test_cp_and_ep_sit_inside_compute_like_tp_with_their_own_seconds():
+    """tp > cp > ep > dp (Megatron's axis order): where a tp pulse overlaps a cp exchange the
+    instant is tp's, and an ep all-to-all inside B is ep's; the seven parts add up to T."""
+    b = measured.breakdown(
+        _record([
+            {"kind": "F", "microbatch": 0, "chunk": 0, "start": 0.0, "end": 2.0},
+            {"kind": "cp", "start": 0.5, "end": 1.5},
+            {"kind": "tp", "microbatch": 0, "chunk": 0, "start": 1.25, "end": 1.75},
+            {"kind": "B", "microbatch": 0, "chunk": 0, "start": 2.0, "end": 4.0},
+            {"kind": "ep", "start": 2.5, "end": 3.0},
+            {"kind": "dp", "start": 4.0, "end": 4.5},
+            {"kind": "ep", "start": 4.25, "end": 4.75},
+        ])
+    )  # fmt: skip
+    assert b.step_time_s == 4.75
+    assert (b.tp_s, b.cp_s, b.ep_s, b.dp_s) == (0.5, 0.75, 1.0, 0.25)  # ep beats dp
+    assert (b.compute_s, b.pp_wait_s, b.host_s) == (2.25, 0.0, 0.0)
+    assert b.comm_frac == pytest.approx(2.5 / 4.75)
+    split = measured.causes(b, 0.0, measured.CAUSES_CP_EP)
+    assert (split["cp"], split["ep"]) == (0.75, 1.0)
+    assert "cp" not in measured.causes(b, 0.0)  # a 3D run's causes are the five they were
 
 
 def test_causes_charge_the_schedule_only_for_its_predicted_idle():

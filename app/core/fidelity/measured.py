@@ -4,17 +4,20 @@ Pure: takes ``app.core.inputs.protocol.ProbeRecord`` values, returns frozen data
 
 Event nesting (docs/probe.md): ``tp`` intervals sit inside the F/B that issued them;
 ``pp_recv`` is an action waiting for its input; ``pp_send`` overlaps compute (its end is an
-upper bound) and is left out of every sum; ``dp`` and ``optim`` follow the pipeline. One rank
-runs one thread, so every instant of its step ``[0, T]`` is given exactly one label by
-priority, tp > dp > pp_wait > compute > host, and the labels add up to T:
+upper bound) and is left out of every sum; ``dp`` and ``optim`` follow the pipeline. ``cp``
+and ``ep`` (context-parallel exchanges, expert all-to-alls; imported runs) sit inside compute
+as tp does. One rank runs one thread, so every instant of its step ``[0, T]`` is given
+exactly one label by priority, tp > cp > ep > dp > pp_wait > compute > host, and the labels
+add up to T:
 
-    T = compute + tp + dp + pp_wait + host                       (each rank, each step)
+    T = compute + tp + cp + ep + dp + pp_wait + host             (each rank, each step)
 
 The bubble (everything but compute) is then split into its causes:
 
     schedule = min(pp_wait, predicted idle of the stage)  warm-up/cool-down the schedule implies
     pp_peers = pp_wait - schedule                         waiting beyond it (stragglers, links)
-    tp, dp   = collective time;  host = time covered by no event (Python, data, launch gaps)
+    tp, dp   = collective time (cp, ep too in a run that has them)
+    host     = time covered by no event (Python, data, launch gaps)
 
 The predicted idle comes from ``simulate`` fed with this run's own mean F/B/W per stage and
 the fastest receive as the transfer time (the least-waited receive is the closest we get to a
@@ -33,15 +36,17 @@ from app.core.simulate import Durations, Timeline, simulate
 
 COMPUTE = frozenset({"F", "B", "W", "optim"})
 PIPE = ("F", "B", "W")
-# Label priority for an instant covered by several intervals (higher wins).
-_PRIORITY = {"tp": 4, "dp": 3, "pp_recv": 2, "F": 1, "B": 1, "W": 1, "optim": 1}
-_LABEL = {4: "tp", 3: "dp", 2: "pp_wait", 1: "compute", 0: "host"}
+# Label priority for an instant covered by several intervals (higher wins). Collectives rank
+# as Megatron-LM orders its axes, fastest first (parallel_state.py: "tp-cp-ep-dp-pp").
+_PRIORITY = {"tp": 6, "dp": 3, "pp_recv": 2, "F": 1, "B": 1, "W": 1, "optim": 1}
+_WIDE = {"cp": 5, "ep": 4}  # apart, so a record without them sweeps no more levels than ever
 CAUSES = ("schedule", "pp_peers", "tp", "dp", "host")
+CAUSES_CP_EP = ("schedule", "pp_peers", "tp", "cp", "ep", "dp", "host")
 
 
 @dataclass(frozen=True)
 class RankBreakdown:
-    """One rank's step, in seconds; the five parts add up to ``step_time_s``."""
+    """One rank's step, in seconds; the seven parts add up to ``step_time_s``."""
 
     rank: int
     stage: int
@@ -53,6 +58,8 @@ class RankBreakdown:
     dp_s: float
     pp_wait_s: float
     host_s: float
+    cp_s: float = 0.0
+    ep_s: float = 0.0
 
     @property
     def idle_frac(self) -> float:
@@ -62,9 +69,9 @@ class RankBreakdown:
 
     @property
     def comm_frac(self) -> float:
-        """TP and DP collective time over the step (pipeline waits are idle, not comm)."""
+        """Collective time (TP, CP, EP, DP) over the step (pipeline waits are idle, not comm)."""
         t = self.step_time_s
-        return (self.tp_s + self.dp_s) / t if t > 0 else 0.0
+        return (self.tp_s + self.cp_s + self.ep_s + self.dp_s) / t if t > 0 else 0.0
 
 
 def breakdown(record: ProbeRecord) -> RankBreakdown:
@@ -72,27 +79,56 @@ def breakdown(record: ProbeRecord) -> RankBreakdown:
     # Run on every stored record (app/live/store.py), so written for speed: the same sweep
     # and the same additions in the same order as ever, without a generator per mark.
     marks: list[tuple[float, int, int]] = []  # (time, +1 open / -1 close, priority)
-    add, priority = marks.append, _PRIORITY
+    add, priority, wide = marks.append, _PRIORITY, False
     for e in record.events:
         prio = priority.get(e.kind)
-        if prio is not None:
-            add((e.start, 1, prio))
-            add((e.end, -1, prio))
+        if prio is None:
+            prio = _WIDE.get(e.kind)  # reached by pp_send (no label) and cp/ep only
+            if prio is None:
+                continue
+            wide = True
+        add((e.start, 1, prio))
+        add((e.end, -1, prio))
     marks.sort(key=_at)  # stable; ties need no order: a zero-length segment adds 0
-    n = [0] * 5  # open intervals per priority
-    spent = [0.0] * 5  # seconds per priority, 0 = host (covered by nothing)
+    spent = _spent_wide(marks) if wide else _spent(marks)
+    # Positional, in the fields' order (rank, stage, step, attempt, step_time, compute, tp, dp,
+    # pp_wait, host, cp, ep): ~0.4 us a record less than by keyword, what cp and ep cost.
+    return RankBreakdown(
+        record.rank, record.coord.pp, record.step, record.attempt, spent[7], spent[1],
+        spent[6], spent[3], spent[2], spent[0], spent[5], spent[4],
+    )  # fmt: skip
+
+
+def _spent(marks: list[tuple[float, int, int]]) -> list[float]:
+    """Seconds per priority (0 = host, covered by nothing), the step's end last, of marks
+    without cp or ep: levels 4 and 5 stay 0 and are never looked at."""
+    n = [0] * 7  # open intervals per priority
+    spent = [0.0] * 8
     prev = 0.0
     for t, delta, prio in marks:
         if t > prev:
-            top = 4 if n[4] else 3 if n[3] else 2 if n[2] else 1 if n[1] else 0
+            top = 6 if n[6] else 3 if n[3] else 2 if n[2] else 1 if n[1] else 0
             spent[top] += t - prev
             prev = t
         n[prio] += delta
-    return RankBreakdown(
-        rank=record.rank, stage=record.coord.pp, step=record.step, attempt=record.attempt,
-        step_time_s=prev, compute_s=spent[1], tp_s=spent[4], dp_s=spent[3],
-        pp_wait_s=spent[2], host_s=spent[0],
-    )  # fmt: skip
+    spent[7] = prev
+    return spent
+
+
+def _spent_wide(marks: list[tuple[float, int, int]]) -> list[float]:
+    """_spent with cp (5) and ep (4) between tp and dp."""
+    n = [0] * 7
+    spent = [0.0] * 8
+    prev = 0.0
+    for t, delta, prio in marks:
+        if t > prev:
+            top = (6 if n[6] else 5 if n[5] else 4 if n[4] else 3 if n[3] else 2 if n[2]
+                   else 1 if n[1] else 0)  # fmt: skip
+            spent[top] += t - prev
+            prev = t
+        n[prio] += delta
+    spent[7] = prev
+    return spent
 
 
 def _at(mark: tuple[float, int, int]) -> float:
@@ -147,16 +183,27 @@ def stage_idle_s(timeline: Timeline, pp: int) -> list[float]:
     return [max(timeline.makespan - b, 0.0) for b in busy]
 
 
-def causes(b: RankBreakdown, predicted_idle_s: float) -> dict[str, float]:
-    """The bubble of one rank-step split into CAUSES (seconds; they sum to T - compute)."""
+def causes_of(info: RunInfo) -> tuple[str, ...]:
+    """The bubble's causes in a run: CAUSES, with cp and ep where the run has either."""
+    return CAUSES if info.cp == info.ep == 1 else CAUSES_CP_EP
+
+
+def causes(
+    b: RankBreakdown, predicted_idle_s: float, names: tuple[str, ...] = CAUSES
+) -> dict[str, float]:
+    """The bubble of one rank-step split into ``names`` (CAUSES or CAUSES_CP_EP; seconds, they
+    sum to T - compute when the run's cp and ep time is among them)."""
     schedule = min(b.pp_wait_s, predicted_idle_s)
-    return {
+    every = {
         "schedule": schedule,
         "pp_peers": b.pp_wait_s - schedule,
         "tp": b.tp_s,
+        "cp": b.cp_s,
+        "ep": b.ep_s,
         "dp": b.dp_s,
         "host": b.host_s,
     }
+    return {k: every[k] for k in names}
 
 
 def pipeline_origin(records: Iterable[ProbeRecord]) -> tuple[float, float]:
