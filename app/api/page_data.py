@@ -7,11 +7,12 @@ import json
 from typing import Any
 
 from fastapi import Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import Response
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
 from app import i18n
+from app.api import page_stream
 from app.api.json_chunks import json_parts
 from app.core.support.echo import echo
 from app.errors import bounded, detail_of
@@ -26,15 +27,24 @@ def json_for_script(data: Any) -> str:
     ("<" escaped). A big view model (scenario_cache.ViewModel) goes in as the cache's own
     bytes, the API's answer, not encoded again; anything else big is encoded in pieces
     (json_chunks), so no one call holds the GIL for the whole page."""
+    before, raw, after = script_parts(data)
+    if raw is None:
+        return before
+    return before + _script_safe(raw.decode()) + after
+
+
+def script_parts(data: Any) -> tuple[str, bytes | None, str]:
+    """json_for_script's text as (before, the model's raw bytes, after), the two ends script
+    safe and the bytes not yet escaped; (all of it, None, "") without a big model."""
     model = data.get("model") if isinstance(data, dict) else None
     raw = getattr(model, "raw", None)
     if raw is None:
-        return _script_safe("".join(json_parts(data)))
-    head = "".join(json_parts({**data, "model": _MODEL_MARK}))
+        return _script_safe("".join(json_parts(data))), None, ""
+    head = _script_safe("".join(json_parts({**data, "model": _MODEL_MARK})))
     # The mark is the first string after "page"'s fixed name, and no user text reaches a page
     # that has a model (its errors leave the model out), so the first match is the model's.
-    text = raw.decode() if isinstance(raw, bytes) else raw
-    return _script_safe(head).replace(json.dumps(_MODEL_MARK), _script_safe(text), 1)
+    before, _, after = head.partition(json.dumps(_MODEL_MARK))
+    return before, raw.encode() if isinstance(raw, str) else bytes(raw), after
 
 
 def _script_safe(text: str) -> str:
@@ -71,7 +81,7 @@ def errors_by_field(
 
 def respond(
     templates: Jinja2Templates, request: Request, data: dict[str, Any], **context: Any
-) -> HTMLResponse:
+) -> Response:
     """A page: data["page"]'s template in data["state"]["lang"], with the page's strings and
     state embedded for its script, and status 422 whenever data["errors"] is not empty."""
     # Every message bounded: a route's own f-string may quote a long input whole.
@@ -81,18 +91,21 @@ def respond(
     lang, errors = data["state"]["lang"], data["errors"]
     catalog = request.app.state.i18n  # the templates' t() and the JS's table: one catalogue
     data["strings"] = catalog.strings(lang)
+    before, raw, after = script_parts(data)
+    big = raw is not None and len(raw) >= page_stream.SLICE_BYTES
     full = {
         "page": data["page"],
         "lang": lang,
         "t": catalog.translator(lang),
         "state": data["state"],
         "errors": errors,
-        "page_json": json_for_script(data),
+        "page_json": page_stream.PAGE_MARK if big else json_for_script(data),
         "plotly_url": request.app.state.plotly_url,
         "static_url": request.app.state.static.url,
         **context,
     }
-    return templates.TemplateResponse(
+    page = templates.TemplateResponse(
         request, f"{data['page']}.html", full, status_code=422 if errors else 200,
         media_type="text/html",
     )  # fmt: skip
+    return page_stream.streamed(page, before, raw, after) if big and raw is not None else page
