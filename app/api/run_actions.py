@@ -24,7 +24,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
 from fastapi.responses import FileResponse
-from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from app.api import costs
@@ -116,10 +115,20 @@ async def get_actions_parquet(
     except BaseException:
         out.unlink(missing_ok=True)
         raise
-    return FileResponse(
-        out, media_type=PARQUET, filename=f"{run}-actions-{lo}-{hi}.parquet",
-        background=BackgroundTask(out.unlink, missing_ok=True),
-    )  # fmt: skip
+    return TemporaryFileResponse(
+        out, media_type=PARQUET, filename=f"{run}-actions-{lo}-{hi}.parquet"
+    )
+
+
+class TemporaryFileResponse(FileResponse):
+    """A file sent once and then removed, however the send ends: a background task runs
+    only after the last byte, so a client that went away mid-file left the file behind."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            FilePath(self.path).unlink(missing_ok=True)
 
 
 def steps_range(

@@ -280,3 +280,26 @@ def test_small_segments_of_a_live_run_are_merged(store):
     part.write_bytes(merged.read_bytes())
     _assert_same(_table(Segments(store.path), info.run, 0, 11), want)
     assert not part.exists()
+
+
+def test_a_parquet_file_is_removed_when_its_client_goes_away_mid_file(tmp_path):
+    """A background task runs only after the last byte: a client that left mid-file used to
+    leave the temporary file behind, one per abandoned download."""
+    import asyncio
+
+    from app.api.run_actions import TemporaryFileResponse
+
+    path = tmp_path / "t.parquet"
+    path.write_bytes(b"x" * (1 << 20))
+    scope = {"type": "http", "method": "GET", "headers": [], "asgi": {"spec_version": "2.4"}}
+
+    async def gone(message):
+        if message["type"] == "http.response.body":
+            raise OSError("client went away")
+
+    async def receive():
+        return {"type": "http.disconnect"}
+
+    with pytest.raises(OSError):
+        asyncio.run(TemporaryFileResponse(path)(scope, receive, gone))
+    assert not path.exists()
