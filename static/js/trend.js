@@ -124,8 +124,11 @@ function layout(sweep, name) {
     lay.shapes = [{ type: "rect", xref: "paper", x0: 0, x1: 1, y0: cap / GIB, y1: top, line: { width: 0 },
       fillcolor: "rgba(214,39,40,0.12)" }, { type: "line", xref: "paper", x0: 0, x1: 1, y0: cap / GIB,
       y1: cap / GIB, line: { color: "#d62728", dash: "dash" } }];
-    lay.annotations = [{ xref: "paper", x: 0.01, xanchor: "left", y: top, yanchor: "top", showarrow: false,
-      text: tr("trend.oom"), font: { color: "#d62728" } }];
+    // Above the plot, in a margin of its own: inside it, the label sat on the row of ✕ marks
+    // (configurations that do not fit) and on high markers.
+    lay.margin = { ...lay.margin, t: 22 };
+    lay.annotations = [{ xref: "paper", x: 0, xanchor: "left", yref: "paper", y: 1, yanchor: "bottom",
+      showarrow: false, text: tr("trend.oom"), font: { color: "#d62728" } }];
   }
   return lay;
 }

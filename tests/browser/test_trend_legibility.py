@@ -49,3 +49,23 @@ def test_log_axis_labels_never_overlap(browser, base_url, width):
     assert kind == "log" and len(spans) >= 3
     spans.sort()
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False)), spans
+
+
+OOM_LABEL = """() => {
+  const gd = document.getElementById("chart-memory");
+  const label = gd.querySelector(".annotation").getBoundingClientRect();
+  const plot = gd.querySelector(".nsewdrag").getBoundingClientRect();
+  return {label_bottom: label.bottom, plot_top: plot.top};
+}"""
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_out_of_memory_label_sits_above_the_plot_not_on_its_marks(browser, base_url, width):
+    # Inside the plot it sat on the strip of invalid marks (and on high markers), in zh at 390.
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    try:
+        open_view(page, f"{base_url}/trend?lang=zh", "trend")
+        box = page.evaluate(OOM_LABEL)
+    finally:
+        page.close()
+    assert box["label_bottom"] <= box["plot_top"] + 1, box
