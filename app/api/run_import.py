@@ -31,6 +31,7 @@ from app.api import costs
 from app.api.ingest import bearer_ok
 from app.api.limits import BUSY, Admission, heavy
 from app.core.inputs.protocol import RUN_NAME_PATTERN
+from app.core.layout import mesh
 from app.core.layout.topology import ORDER_PRESETS, parse_order
 from app.core.support.echo import echo
 from app.core.traces import TraceError
@@ -80,6 +81,8 @@ async def import_upload(
     dp: Axis = None,
     tp: Axis = None,
     pp: Axis = None,
+    cp: Axis = None,
+    ep: Axis = None,
     order: Annotated[str | None, Query(max_length=64)] = None,
     gpus_per_node: Annotated[int | None, Query(ge=1, le=1024, description="default 8")] = None,
     schedule: Annotated[str | None, Query(max_length=32)] = None,
@@ -100,13 +103,15 @@ async def import_upload(
         return unprocessable([issue(["query", "name"], "a plain file name is needed (letters, "
                                     "digits, . _ + -; no directory)")])  # fmt: skip
     cap = request.app.state.settings.max_import_bytes
-    layout = dict(dp=dp, tp=tp, pp=pp, order=order, gpus_per_node=gpus_per_node,
+    layout = dict(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, order=order, gpus_per_node=gpus_per_node,
                   schedule=schedule, microbatches=microbatches, scenario=scenario)  # fmt: skip
     try:  # before the body is read: a link the page would refuse costs no upload
         scenario_link.resolved(argparse.Namespace(**layout))
     except TraceError as err:
         return unprocessable([issue(["query", "scenario"], str(err))])
     if order is not None and (bad := _bad_order(order)) is not None:
+        return unprocessable([bad])
+    if dp is not None and ep is not None and (bad := _bad_fold(layout)) is not None:
         return unprocessable([bad])
     staged = Path(await run_in_threadpool(tempfile.mkdtemp, None, "meshscope-upload-"))
     try:
@@ -137,6 +142,28 @@ def _bad_order(order: str) -> dict | None:
     except ValueError as err:
         ctx = {"order": echo(order), "presets": ", ".join(ORDER_PRESETS)}
         return issue(["query", "order"], str(err), "scenario.order", ctx)
+    return None
+
+
+def _bad_fold(layout: dict) -> dict | None:
+    """The 422 detail of an ep that does not fold over the given dp x cp (x tp), keyed as the
+    overview's (app/core/inputs/parallel_axes.py), or None; with dp left out the world of the
+    files decides, and the import refuses it then."""
+    sizes = {a: layout[a] or 1 for a in ("dp", "tp", "pp", "cp", "ep")}
+    order = parse_order(layout["order"] or "tp-pp-dp")
+    problem = mesh.fold_problem(order, {**sizes, "etp": sizes["tp"]})
+    if problem == "divides":
+        n = sizes["dp"] * sizes["cp"]
+        return issue(["query", "ep"], f"ep = {sizes['ep']} must divide dp*cp = {n}",
+                     "scenario.ep_divides", {"ep": sizes["ep"], "dp": sizes["dp"],
+                                             "cp": sizes["cp"], "n": n})  # fmt: skip
+    if problem == "pipeline":
+        return issue(
+            ["query", "ep"],
+            "the expert groups would break the pipeline groups",
+            "scenario.ep_pipeline",
+            {"order": echo("-".join(order)), "cp": sizes["cp"]},
+        )
     return None
 
 

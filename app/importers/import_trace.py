@@ -49,13 +49,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="trace or log files, directories, or a .tar of traces",
     )
     p.add_argument("--run", required=True, help="the run's name on /runs")
-    for axis in ("dp", "tp", "pp"):
+    for axis in ("dp", "tp", "pp", "cp", "ep"):
         p.add_argument(f"--{axis}", type=int, default=None, help=f"{axis} size (else inferred)")
     p.add_argument("--order", default=None, help="rank order, e.g. tp-dp-pp or megatron")
     p.add_argument("--gpus-per-node", type=int, default=None, help="default 8")
     p.add_argument("--scenario", default=None, metavar="URL",
-                   help="a meshscope scenario link: its dp, tp, pp, order, GPUs per node, "
-                   "schedule and microbatches, instead of those flags")  # fmt: skip
+                   help="a meshscope scenario link: its dp, tp, pp, cp, ep, order, GPUs per "
+                   "node, schedule and microbatches, instead of those flags")  # fmt: skip
     p.add_argument("--schedule", default=None, help="pipeline schedule (default 1f1b)")
     p.add_argument("--microbatches", type=int, default=None)
     where = p.add_mutually_exclusive_group()
@@ -70,15 +70,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _layout(args: argparse.Namespace, traces) -> Layout:
-    given = [args.dp, args.tp, args.pp, args.order]
+    cp, ep = getattr(args, "cp", None), getattr(args, "ep", None)  # older callers' Namespaces
+    given = [args.dp, args.tp, args.pp, cp, ep, args.order]
     if all(v is None for v in given):
         return infer_layout(traces, scenario_link.gpus_per_node(args))
-    tp, pp = args.tp or 1, args.pp or 1
+    tp, pp, cp, ep = args.tp or 1, args.pp or 1, cp or 1, ep or 1
     # An axis left out is 1, but dp takes what the others leave of the traces' world.
-    dp = args.dp or max(traces[0].world // (tp * pp), 1)
+    dp = args.dp or max(traces[0].world // (tp * pp * cp), 1)
     try:
         order = parse_order(args.order) if args.order else DEFAULT_ORDER
-        return Layout(dp, tp, pp, order, scenario_link.gpus_per_node(args))
+        return Layout(dp, tp, pp, order, scenario_link.gpus_per_node(args), cp=cp, ep=ep)
     except ValueError as err:
         raise TraceError(f"layout: {err}") from err
 
@@ -133,8 +134,8 @@ def report(p: Prepared) -> str:
     ranks = sorted(alignment.offsets_us)
     lines = [
         f"meshscope import-trace: run {info.run}: {len(ranks)} rank file(s), "
-        f"{len(p.records)} rank-step record(s); layout dp={info.dp} tp={info.tp} pp={info.pp} "
-        f"order {info.order}; ProfilerStep#{p.first_step} is step 0",
+        f"{len(p.records)} rank-step record(s); layout {scenario_link.described(info)}; "
+        f"ProfilerStep#{p.first_step} is step 0",
         "  spans: " + ", ".join(f"{k} {n}" for k, n in sorted(p.kinds.items())),
         f"  clock offsets (ms, against rank {ranks[0]}): "
         + ", ".join(f"rank {r}: {alignment.offsets_us[r] / 1e3:+.3f}" for r in ranks),

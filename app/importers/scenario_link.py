@@ -24,15 +24,16 @@ from app.core.inputs.scenario import Scenario
 from app.core.traces import TraceError
 
 # The flags a link replaces: giving both would leave one of them unread.
-LAYOUT_FLAGS = ("dp", "tp", "pp", "order", "gpus_per_node", "schedule", "microbatches")
+LAYOUT_FLAGS = ("dp", "tp", "pp", "cp", "ep", "order", "gpus_per_node", "schedule",
+                "microbatches")  # fmt: skip
 MAX_LINK = 8192  # a browser's practical URL bound; a page's link is far shorter
 DEFAULT_GPUS_PER_NODE = 8
 
 
 def scenario_of(link: str) -> Scenario:
     """The scenario a link (a whole URL, or only its query) describes; TraceError naming the
-    field and the reason when the page would refuse it, or when it lays out more than
-    dp x tp x pp (an imported run has no cp or ep axis)."""
+    field and the reason when the page would refuse it, or when its expert TP differs from
+    its TP (a run's info has no etp: Megatron's default, etp = tp, only)."""
     if len(link) > MAX_LINK:
         raise TraceError(f"scenario link: {len(link)} characters, over {MAX_LINK}")
     query = urlsplit(link).query if "?" in link else link.lstrip("?")
@@ -43,10 +44,8 @@ def scenario_of(link: str) -> Scenario:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "scenario"
         raise TraceError(f"scenario link: {where}: {first['msg']}") from err
-    extra = {a: getattr(s, a) for a in ("cp", "ep") if getattr(s, a) > 1}
-    if extra:
-        named = ", ".join(f"{a}={v}" for a, v in extra.items())
-        raise TraceError(f"scenario link: {named}: an imported run is laid out dp x tp x pp")
+    if s.etp is not None and s.etp != s.tp:
+        raise TraceError(f"scenario link: etp={s.etp}: an imported run's expert TP is its tp")
     return s
 
 
@@ -55,7 +54,7 @@ def layout_of(link: str) -> dict:
     s = scenario_of(link)
     preset = HARDWARE.get(s.hardware)  # a profile only a server loaded: the default
     gpus = s.gpus_per_node or (preset.gpus_per_node if preset else DEFAULT_GPUS_PER_NODE)
-    return dict(dp=s.dp, tp=s.tp, pp=s.pp, order=s.order, gpus_per_node=gpus,
+    return dict(dp=s.dp, tp=s.tp, pp=s.pp, cp=s.cp, ep=s.ep, order=s.order, gpus_per_node=gpus,
                 schedule=s.schedule.value, microbatches=s.microbatches)  # fmt: skip
 
 
@@ -68,6 +67,13 @@ def linked(info: RunInfo, link: str | None) -> RunInfo:
         return RunInfo.model_validate({**info.model_dump(), "scenario": scenario_of(link).query()})
     except ValidationError as err:
         raise TraceError(f"scenario link: {err.errors()[0]['msg']}") from err
+
+
+def described(info: RunInfo) -> str:
+    """``dp=2 tp=2 pp=2 order tp-pp-dp``, with cp and ep where the run has them: an import's
+    report of its layout."""
+    more = "".join(f" {a}={getattr(info, a)}" for a in ("cp", "ep") if getattr(info, a) > 1)
+    return f"dp={info.dp} tp={info.tp} pp={info.pp}{more} order {info.order}"
 
 
 def gpus_per_node(args: argparse.Namespace) -> int:

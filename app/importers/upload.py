@@ -85,8 +85,9 @@ def _check_member(member: tarfile.TarInfo, where: str, seen: dict) -> None:
 
 def layout_args(run: str, paths: list[Path], **given) -> argparse.Namespace:
     """The Namespace import_trace.add_arguments would parse, from the route's fields."""
-    fields = dict(dp=None, tp=None, pp=None, order=None, gpus_per_node=None, schedule=None,
-                  microbatches=None, scenario=None, db=None, server=None, token=None)  # fmt: skip
+    fields = dict(dp=None, tp=None, pp=None, cp=None, ep=None, order=None, gpus_per_node=None,
+                  schedule=None, microbatches=None, scenario=None, db=None, server=None,
+                  token=None)  # fmt: skip
     unknown = set(given) - set(fields)
     if unknown:
         raise TypeError(f"not an import flag: {sorted(unknown)}")

@@ -61,13 +61,17 @@ def test_a_group_of_no_axis_is_refused_naming_it():
         label_run(traces, Layout(dp=2, tp=2, pp=2, order=("tp", "dp", "pp")))
 
 
-def test_inference_refuses_an_unevenly_spaced_group_and_a_third_family():
+def test_inference_refuses_an_unevenly_spaced_group_and_a_fourth_family():
     odd = [rank_trace(0, 8, [Span("coll", 1, 2, op="allreduce", group=(0, 1, 3))])]
     with pytest.raises(TraceError, match=r"process group \[0, 1, 3\] is not evenly spaced"):
         infer_layout(odd)
+    # Three families are TP, CP and DP by spacing (Megatron's tp-cp-ep-dp-pp); a fourth is none.
     three = [Span("coll", 1, 2, op="allreduce", group=g) for g in ((0, 1), (0, 2), (0, 4))]
-    with pytest.raises(TraceError, match=r"process group \[0, 4\] is a third family"):
-        infer_layout([rank_trace(0, 8, three)])
+    layout = infer_layout([rank_trace(0, 8, three)])
+    assert (layout.tp, layout.cp, layout.dp, layout.order) == (2, 2, 2, ("pp", "tp", "cp", "dp"))
+    four = three + [Span("coll", 1, 2, op="allreduce", group=(0, 8))]
+    with pytest.raises(TraceError, match=r"process group \[0, 8\] is a fourth family"):
+        infer_layout([rank_trace(0, 16, four)])
 
 
 def test_a_world_wide_collective_is_world_unless_one_axis_spans_it():
@@ -94,3 +98,24 @@ def test_gloo_fixture_infers_dp2_pp2_and_labels_by_elimination():
     bare = [rank_trace(0, 8, [Span("coll", 1, 2, op="all_reduce")], "g0.json")]
     with pytest.raises(TraceError, match="g0.json: collective all_reduce has no Process Group"):
         label_run(bare, Layout(dp=2, tp=2, pp=2))
+
+
+def test_cp_and_ep_groups_get_their_axes_under_megatrons_folding():
+    """tp 2 x cp 2 x dp 2, ep 4 (order tp-cp-ep-dp-pp): an EP group is then dp x cp's ranks,
+    so the all-to-all on it is EP's and the all-reduce on it DP's (the gradient group with
+    context parallelism); a ring-attention send between CP ranks is CP's."""
+    layout = Layout(dp=2, tp=2, pp=1, order=("tp", "cp", "ep", "dp", "pp"), cp=2, ep=4)
+    spans = [Span("coll", 1, 2, op="allreduce", group=(0, 1)),
+             Span("coll", 3, 4, op="_allgather_base", group=(0, 2)),
+             Span("send", 5, 6, op="send", peer=2),
+             Span("coll", 7, 8, op="all_to_all", group=(0, 2, 4, 6)),
+             Span("coll", 9, 10, op="allreduce", group=(0, 2, 4, 6)),
+             Span("coll", 11, 12, op="allreduce", group=(0, 4))]  # fmt: skip
+    (t,) = label_run([rank_trace(0, 8, spans)], layout)
+    assert [s.axis for s in t.steps[0].spans] == ["tp", "cp", "cp", "ep", "dp", "dp"]
+    with pytest.raises(
+        TraceError,
+        match=r"send between ranks 0 and 4 is not between pipeline "
+        r"stages or CP ranks under dp=2 tp=2 pp=1 cp=2 ep=4",
+    ):
+        label_run([rank_trace(0, 8, [Span("send", 5, 6, op="send", peer=4)])], layout)

@@ -56,7 +56,8 @@ def test_a_query_alone_and_a_preset_order_are_read_as_the_page_reads_them(tmp_pa
     ("extra", "said"),
     [
         (["--scenario", "?dp=0&tp=1"], "scenario link: dp: "),
-        (["--scenario", "?tp=1&cp=2"], "cp=2: an imported run is laid out dp x tp x pp"),
+        # A link's cp is a factor of the world: 2 x 2 x 2 ranks are not the 4 files.
+        (["--scenario", "?dp=2&tp=1&cp=2"], "does not fit dp=2 tp=1 pp=2 cp=2 order tp-pp-dp"),
         (["--scenario", "?tp=1&schedule=nope"], "scenario link: schedule: "),
         (["--scenario", LINK, "--dp", "2", "--order", "megatron"], "dp, order both given"),
         (["--scenario", "?tp=1&" + "x" * 9000], "over 8192"),
@@ -79,11 +80,11 @@ def _upload_with_links(c: TestClient, tmp_path: Path) -> None:
     auth = {"Authorization": f"Bearer {TOKEN}"}
     body = (GLOO / "rank0_trace.json.gz").read_bytes()
     bad = c.post("/api/runs/import", params={"run": "up", "name": "rank0_trace.json.gz",
-                                             "scenario": "?tp=1&ep=2"},
+                                             "scenario": "?tp=1&ep=2&etp=2"},
                  content=body, headers=auth)  # fmt: skip
-    assert bad.status_code == 422
+    assert bad.status_code == 422  # a run's expert TP is its TP (RunInfo has no etp)
     (detail,) = bad.json()["detail"]
-    assert detail["loc"] == ["query", "scenario"] and "ep=2" in detail["msg"]
+    assert detail["loc"] == ["query", "scenario"] and "etp=2" in detail["msg"]
     both = c.post("/api/runs/import", content=body, headers=auth,
                   params={"run": "up", "name": "x.json.gz", "dp": 2, "scenario": LINK})  # fmt: skip
     assert both.status_code == 422 and both.json()["detail"][0]["loc"] == ["query", "scenario"]

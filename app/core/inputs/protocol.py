@@ -282,6 +282,13 @@ def run_layout(info: RunInfo) -> Layout:
     return Layout(info.dp, info.tp, info.pp, order, info.gpus_per_node, cp=info.cp, ep=info.ep)
 
 
+def order_text(layout: Layout) -> str:
+    """A layout's order as RunInfo.order spells it: cp and ep named only where one is > 1
+    (``megatron-5d`` on a 3D run is ``tp-dp-pp``, the same rank order)."""
+    wide = layout.cp > 1 or layout.ep > 1
+    return "-".join(a for a in layout.order if wide or a not in ("cp", "ep"))
+
+
 def oversize(info: RunInfo) -> str | None:
     """Why a run is too big to serve, naming the product of its fields and the bound, or None.
     Checked on every hello (a stored run from before the bounds still loads as a RunInfo)."""

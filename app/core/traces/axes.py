@@ -1,12 +1,19 @@
 """Which mesh axis each collective ran on, under a layout the user gave or one inferred from
 the process groups the traces show.
 
-A layout (app/core/layout) puts every rank at (dp, pp, tp) under a rank order; each axis's
-groups are then the ranks that differ only in that coordinate. A collective's
+A layout (app/core/layout) puts every rank at (dp, pp, tp, and cp) under a rank order, and
+in an expert-parallel group on its expert grid (ep folds over tp x cp x dp, layout/mesh.py);
+each axis's groups are then the ranks that differ only in that coordinate. A collective's
 ``Process Group Ranks`` is one such group (or a part of one: Megatron's embedding group is
-two ranks of a pipeline group), or the whole world. Inference reads the pipeline axis from
-the send/recv peers and the others from the evenly spaced groups: with two such families,
-the closer-spaced one is TP, as every framework puts TP fastest (topology.ORDER_PRESETS).
+two ranks of a pipeline group), or the whole world. Megatron's gradient groups are DP's too:
+with cp > 1 it reduces over dp x cp (parallel_state.py's data-parallel group with context
+parallelism), and the routed experts' over the expert-data-parallel group.
+
+Inference reads the pipeline axis from the send/recv peers, EP from the groups of all-to-all
+collectives (MoE token dispatch), and the others from the evenly spaced groups: with two
+such families the closer-spaced one is TP, as every framework puts TP fastest
+(topology.ORDER_PRESETS); with three, the middle one is CP, where Megatron's order
+``tp-cp-ep-dp-pp`` puts it. A family whose groups join two closer ones (dp x cp) is DP's.
 """
 
 from __future__ import annotations
@@ -18,10 +25,18 @@ from app.core.layout.topology import DEFAULT_ORDER, Layout
 from app.core.traces.refusals import refuse
 from app.core.traces.spans import RankTrace, Span, StepSpans, TraceError
 
+DENSE = ("tp", "cp", "dp", "pp")  # tried in this order, then ep (a group both is dense's)
+
 
 def _describe(layout: Layout) -> str:
     order = "-".join(layout.order)
-    return f"dp={layout.dp} tp={layout.tp} pp={layout.pp} order {order}"
+    more = "".join(f" {a}={layout.size(a)}" for a in ("cp", "ep") if layout.size(a) > 1)
+    return f"dp={layout.dp} tp={layout.tp} pp={layout.pp}{more} order {order}"
+
+
+def _all_to_all(op: str) -> bool:
+    """An all-to-all (all_to_all, all_to_allv, alltoall_base): MoE dispatch and combine."""
+    return "toall" in op.replace("_", "").lower()
 
 
 def _stride(group: tuple[int, ...]) -> int:
@@ -61,6 +76,29 @@ def _groups_seen(traces: Sequence[RankTrace]) -> set[tuple[int, ...]]:
     return out
 
 
+def _a2a_groups(traces: Sequence[RankTrace]) -> tuple[set, set]:
+    """The groups of all-to-all collectives (expert-parallel groups), and those of them that
+    no other collective ran on (an EP group may also be a dense one: dp x cp at ep = dp x cp)."""
+    a2a, other = set(), set()
+    for t in traces:
+        for step in t.steps:
+            for s in step.spans:
+                if s.kind == "coll" and s.group:
+                    (a2a if _all_to_all(s.op) else other).add(s.group)
+    return a2a, a2a - other
+
+
+def _outer(families: dict[tuple[int, int], tuple[int, ...]]) -> dict[tuple[int, int], tuple]:
+    """Families with a joined one (stride s, size a*b over a closer family (s, a)) replaced by
+    its outer factor (s*a, b): Megatron's dp x cp gradient group shows dp's spacing."""
+    out = {}
+    for (stride, size), g in sorted(families.items()):
+        inner = [a for (s, a) in families if s == stride and a < size and size % a == 0]
+        key = (stride * max(inner), size // max(inner)) if inner else (stride, size)
+        out.setdefault(key, g)
+    return out
+
+
 def infer_layout(traces: Sequence[RankTrace], gpus_per_node: int = 8) -> Layout:
     """The layout the traces' groups imply (module docstring); TraceError naming the group
     that fits none."""
@@ -70,20 +108,22 @@ def infer_layout(traces: Sequence[RankTrace], gpus_per_node: int = 8) -> Layout:
     pipes = _pipeline_groups(traces)
     if pipes:
         sizes["pp"], strides["pp"] = max(len(g) for g in pipes), min(map(_stride, pipes))
+    experts, only_experts = _a2a_groups(traces)
     families: dict[tuple[int, int], tuple[int, ...]] = {}
-    for g in sorted(_groups_seen(traces)):
+    for g in sorted(_groups_seen(traces) - only_experts):
         if len(g) < world and not any(set(g) <= set(p) for p in pipes):
             families.setdefault((_stride(g), len(g)), g)
-    if len(families) > 2:
-        extra = sorted(families)[2]
+    families = _outer(families)
+    if len(families) > 3:
+        extra = sorted(families)[3]
         raise TraceError(
-            f"process group {list(families[extra])} is a third family of groups beside "
-            "TP and DP: it fits no rank order of dp, tp and pp"
+            f"process group {list(families[extra])} is a fourth family of groups beside "
+            "TP, CP and DP: it fits no rank order of dp, tp, cp and pp"
         )
-    names = ["dp"] if len(families) == 1 else ["tp", "dp"]
+    names = (["dp"], ["tp", "dp"], ["tp", "cp", "dp"])[max(len(families), 1) - 1]
     for name, (stride, size) in zip(names, sorted(families), strict=False):
         sizes[name], strides[name] = size, stride
-    product = sizes.get("dp", 1) * sizes.get("tp", 1) * sizes.get("pp", 1)
+    product = sizes.get("dp", 1) * sizes.get("tp", 1) * sizes.get("pp", 1) * sizes.get("cp", 1)
     if world % product:
         raise TraceError(f"the groups seen ({sizes}) do not divide the world of {world} ranks")
     spare = None
@@ -93,8 +133,14 @@ def infer_layout(traces: Sequence[RankTrace], gpus_per_node: int = 8) -> Layout:
             raise TraceError(f"the groups seen ({sizes}) cover {product} of {world} ranks")
         sizes[spare] = world // product
     order = _order(sizes, strides, spare)
-    layout = Layout(dp=sizes.get("dp", 1), tp=sizes.get("tp", 1), pp=sizes.get("pp", 1),
-                    order=order, gpus_per_node=gpus_per_node)  # fmt: skip
+    ep = max((len(g) for g in experts if len(g) > 1), default=1)
+    try:
+        layout = Layout(dp=sizes.get("dp", 1), tp=sizes.get("tp", 1), pp=sizes.get("pp", 1),
+                        order=order, gpus_per_node=gpus_per_node, cp=sizes.get("cp", 1),
+                        ep=ep)  # fmt: skip
+    except ValueError as err:  # an all-to-all group that does not fold as Megatron's EP
+        group = list(max(experts, key=len))
+        raise TraceError(f"all-to-all process group {group} is no EP group: {err}") from err
     for g in _groups_seen(traces):
         _group_axis(layout, g, "")  # refuses a group that the inferred layout does not hold
     return layout
@@ -115,18 +161,36 @@ def _order(sizes: dict[str, int], strides: dict[str, int], spare: str | None) ->
     return tuple(order + ([spare] if spare else []))
 
 
-def _group_axis(layout: Layout, group: tuple[int, ...], where: str) -> str:
-    """tp, dp or pp for a group (or part of one) of that axis; world for the whole world."""
+def _dp_groups(layout: Layout, rank: int) -> list[set[int]]:
+    """DP's gradient groups of ``rank`` beyond its dp group: dp x cp (cp > 1) and the expert-
+    data-parallel group (ep > 1), as Megatron-LM's parallel_state.py builds them."""
+    out = []
+    if layout.cp > 1:
+        out.append({m for c in layout.group("cp", rank) for m in layout.group("dp", c)})
+    if layout.ep > 1 and layout.size("edp") > 1:
+        out.append(set(layout.group("edp", rank)))
+    return out
+
+
+def _group_axis(layout: Layout, group: tuple[int, ...], where: str, op: str = "") -> str:
+    """tp, cp, ep, dp or pp for a group (or part of one) of that axis; world for the whole
+    world. An all-to-all on a group that is also a dense axis's is EP's (MoE dispatch), any
+    other collective there the dense axis's."""
     if max(group) >= layout.world_size:
         raise TraceError(f"{where}process group {list(group)} has a rank outside the "
                          f"{layout.world_size} ranks of {_describe(layout)}")  # fmt: skip
-    live = [a for a in ("tp", "dp", "pp") if layout.size(a) > 1]
-    if len(group) == layout.world_size and len(live) != 1:
+    live = [a for a in DENSE if layout.size(a) > 1]
+    a2a = layout.ep > 1 and _all_to_all(op)
+    if len(group) == layout.world_size and len(live) != 1 and not a2a:
         return "world"
-    members = set(group)
+    members, first = set(group), group[0]
+    found = [(a, set(layout.group(a, first))) for a in live]
+    found += [("dp", g) for g in _dp_groups(layout, first)]
+    if layout.ep > 1:
+        ep = ("ep", set(layout.group("ep", first)))
+        found = [ep, *found] if a2a else [*found, ep]
     for exact in (True, False):
-        for axis in live:
-            full = set(layout.group(axis, group[0]))
+        for axis, full in found:
             if members == full or (not exact and members <= full):
                 return axis
     raise refuse("group_no_axis", where=where, group=str(list(group)), layout=_describe(layout))
@@ -136,8 +200,8 @@ def _span_axis(layout: Layout, t: RankTrace, s: Span) -> str | None:
     where = f"{t.name}: "
     if s.kind == "coll":
         if s.group:
-            return _group_axis(layout, s.group, where)
-        live = [a for a in ("tp", "dp") if layout.size(a) > 1]
+            return _group_axis(layout, s.group, where, s.op)
+        live = [a for a in ("tp", "cp", "ep", "dp") if layout.size(a) > 1]
         if len(live) == 1:  # the trace names no group (gloo): the one collective axis
             return live[0]
         raise TraceError(
@@ -149,8 +213,11 @@ def _span_axis(layout: Layout, t: RankTrace, s: Span) -> str | None:
             return "pp" if layout.pp > 1 else None
         if s.peer in layout.group("pp", t.rank) and s.peer != t.rank:
             return "pp"
+        if layout.cp > 1 and s.peer in layout.group("cp", t.rank) and s.peer != t.rank:
+            return "cp"  # ring attention's exchange between CP ranks (Liu et al. 2023)
+        between = "pipeline stages" if layout.cp == 1 else "pipeline stages or CP ranks"
         raise TraceError(f"{where}{s.kind} between ranks {t.rank} and {s.peer} is not "
-                         f"between pipeline stages under {_describe(layout)}")  # fmt: skip
+                         f"between {between} under {_describe(layout)}")  # fmt: skip
     return None
 
 

@@ -49,7 +49,9 @@ STAMP = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\]")
 TIMER = re.compile(r"^  (\S[^:]*):$")
 RANK_TIME = re.compile(r"^\s+rank\s+(\d+): ([\d.]+)$")
 HINT_ARGS = {"tensor_model_parallel_size": "tp", "pipeline_model_parallel_size": "pp",
-             "context_parallel_size": "cp", "world_size": "world", "log_interval": "interval",
+             "context_parallel_size": "cp", "expert_model_parallel_size": "ep",
+             "expert_tensor_parallel_size": "etp", "world_size": "world",
+             "log_interval": "interval",
              "use_tp_pp_dp_mapping": "tp_pp_dp", "bf16": "bf16"}  # fmt: skip
 
 

@@ -15,7 +15,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from app.core.inputs.protocol import MAX_SECONDS, ProbeEvent, ProbeRecord, RunInfo, oversize
+from app.core.inputs.protocol import (
+    MAX_SECONDS,
+    ProbeEvent,
+    ProbeRecord,
+    RunInfo,
+    order_text,
+    oversize,
+)
 from app.core.layout.topology import Layout
 from app.core.traces.records import NOMINAL_MODEL
 from app.core.traces.refusals import refuse
@@ -90,10 +97,10 @@ def build_phase_run(
                              f"dp={layout.dp} tp={layout.tp} pp={layout.pp}")  # fmt: skip
     first = min(st.step for st in steps)
     info = RunInfo(
-        run=run, dp=layout.dp, tp=layout.tp, pp=layout.pp, order="-".join(layout.order),
+        run=run, dp=layout.dp, tp=layout.tp, pp=layout.pp, order=order_text(layout),
         gpus_per_node=layout.gpus_per_node, schedule="1f1b", microbatches=1, virtual_stages=1,
         steps=1 + max(st.step for st in steps) - first, dtype="bf16" if bf16 else "fp32",
-        device="cuda", model=NOMINAL_MODEL,
+        device="cuda", model=NOMINAL_MODEL, cp=layout.cp, ep=layout.ep,
     )  # fmt: skip
     problem = oversize(info)
     if problem:
@@ -109,10 +116,15 @@ def _record(st: PhaseStep, layout: Layout, run: str, first: int) -> ProbeRecord:
         if p.kind
     ]
     return ProbeRecord(
-        run=run, rank=st.rank, coord={"dp": coord.dp, "pp": coord.pp, "tp": coord.tp},
+        run=run, rank=st.rank, coord=_coord(coord),
         node=layout.node(st.rank), step=st.step - first, attempt=0, t0=max(st.t0, 0.0),
         events=sorted(events, key=lambda e: e.start),
     )  # fmt: skip
+
+
+def _coord(c) -> dict[str, int]:
+    """The protocol's Coord of a layout coordinate (cp and ep are left out at 0)."""
+    return {"dp": c.dp, "pp": c.pp, "tp": c.tp, "cp": c.cp, "ep": c.ep}
 
 
 def _clip(seconds: float) -> float:

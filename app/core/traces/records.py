@@ -3,9 +3,11 @@ shape the probe sends (app/core/inputs/protocol.py), so the store and every view
 as they take the probe's.
 
 Kinds: F/B/W and optim as the ranges said; a collective on the TP axis is ``tp``, on the DP
-axis ``dp``; a send/recv between stages is ``pp_send``/``pp_recv``. What the probe has no kind
-for (data loading, a collective over the whole world or inside a pipeline group) is left out
-of the events, so the breakdown counts it as host time, not as a guess.
+axis ``dp``, on the CP axis ``cp`` (a send/recv between CP ranks too: ring attention) and on
+an expert-parallel group ``ep``; a send/recv between stages is ``pp_send``/``pp_recv``. What
+the probe has no kind for (data loading, a collective over the whole world or inside a
+pipeline group) is left out of the events, so the breakdown counts it as host time, not as a
+guess.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from app.core.inputs.protocol import (
     ProbeEvent,
     ProbeRecord,
     RunInfo,
+    order_text,
     oversize,
 )
 from app.core.layout.topology import Layout
@@ -30,7 +33,7 @@ from app.core.traces.spans import RankTrace, Span
 # measured view reads: the breakdown, heatmap and bubble split use the events alone.
 NOMINAL_MODEL = {"hidden": 64, "heads": 4, "layers": 2, "vocab": 64, "seq_len": 16,
                  "microbatch_size": 1}  # fmt: skip
-_COLLECTIVE_KIND = {"tp": "tp", "dp": "dp"}
+_COLLECTIVE_KIND = {"tp": "tp", "dp": "dp", "cp": "cp", "ep": "ep"}
 MAX_MICROBATCH, MAX_CHUNK = 1_000_000, 1024  # ProbeEvent's bounds
 
 
@@ -51,6 +54,8 @@ def event_kind(s: Span) -> str | None:
         return _COLLECTIVE_KIND.get(s.axis or "")
     if s.kind in ("send", "recv") and s.axis == "pp":
         return "pp_send" if s.kind == "send" else "pp_recv"
+    if s.kind in ("send", "recv") and s.axis == "cp":
+        return "cp"  # a ring-attention exchange: CP's communication, not a pipeline wait
     return None
 
 
@@ -90,11 +95,11 @@ def _seen(traces: Sequence[RankTrace], alignment: Alignment) -> _Seen:
 
 def run_info(seen: _Seen, layout: Layout, shape: RunShape) -> RunInfo:
     info = RunInfo(
-        run=shape.run, dp=layout.dp, tp=layout.tp, pp=layout.pp, order="-".join(layout.order),
+        run=shape.run, dp=layout.dp, tp=layout.tp, pp=layout.pp, order=order_text(layout),
         gpus_per_node=layout.gpus_per_node, schedule=shape.schedule or "1f1b",
         microbatches=shape.microbatches or max(seen.forwards, 1), virtual_stages=1,
         steps=1 + seen.last - seen.first, dtype=seen.dtype, device=seen.device,
-        model=NOMINAL_MODEL,
+        model=NOMINAL_MODEL, cp=layout.cp, ep=layout.ep,
     )  # fmt: skip
     problem = oversize(info)
     if problem:
@@ -120,6 +125,11 @@ def _events(s: Span, kind: str, step_start_us: float) -> list[ProbeEvent]:
     return [_event(replace(s, start_us=a, end_us=b), kind, step_start_us) for a, b in s.exposed]
 
 
+def _coord(c) -> dict[str, int]:
+    """The protocol's Coord of a layout coordinate (cp and ep are left out at 0)."""
+    return {"dp": c.dp, "pp": c.pp, "tp": c.tp, "cp": c.cp, "ep": c.ep}
+
+
 def rank_records(
     t: RankTrace, layout: Layout, info: RunInfo, offset_us: float, shift_us: float, first: int
 ) -> Iterator[ProbeRecord]:
@@ -131,7 +141,7 @@ def rank_records(
         events.sort(key=lambda e: (e.kind not in ("F", "B", "W"), e.start))
         kept, dropped = events[:cap], max(len(events) - cap, 0)
         yield ProbeRecord(
-            run=info.run, rank=t.rank, coord={"dp": coord.dp, "pp": coord.pp, "tp": coord.tp},
+            run=info.run, rank=t.rank, coord=_coord(coord),
             node=layout.node(t.rank), step=st.step - first, attempt=0,
             t0=(st.start_us - offset_us + shift_us) / 1e6,
             events=sorted(kept, key=lambda e: e.start), dropped_events=dropped,

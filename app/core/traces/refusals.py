@@ -41,9 +41,9 @@ TEMPLATES = {
     "rank_not_in_layout": "{file}: rank {rank} of a world of {world} does not fit {layout} "
     "({ranks} ranks)",
     "group_uneven": "process group {group} is not evenly spaced, so it is the group of no "
-    "axis in any rank order of dp, tp and pp",
-    "group_no_axis": "{where}process group {group} is no group of tp, dp or pp under "
-    "{layout}: give the layout with --dp --tp --pp --order",
+    "axis in any rank order of dp, tp, cp and pp",
+    "group_no_axis": "{where}process group {group} is no group of tp, cp, ep, dp or pp under "
+    "{layout}: give the layout with --dp --tp --pp --cp --ep --order",
     "align_refused": "clock alignment refused: after the offsets found, one collective's ends "
     "still differ by {residual_ms} ms, more than a step ({step_ms} ms): the files profiled "
     "different steps, or are not of one run",
