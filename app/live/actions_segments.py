@@ -110,6 +110,7 @@ class Segments:
         self._guard = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
         self._checked: dict[str, list[str]] = {}  # run -> its segments as last checked
+        self._closing = threading.Event()  # a catch-up stops at its next chunk: shutdown
 
     # -- where ---------------------------------------------------------------------------------
     def root(self) -> Path:
@@ -130,6 +131,7 @@ class Segments:
         return self._temp
 
     def close(self) -> None:
+        self._closing.set()
         if self._temp is not None:
             shutil.rmtree(self._temp, ignore_errors=True)
 
@@ -192,9 +194,14 @@ class Segments:
         try:
             last = self._checked_last(conn, run)
             while (written := self._write(conn, folder, run, last)) is not None:
+                if self._closing.is_set():  # what is written stays; the rest waits
+                    break
                 last = written
                 self._checked[run] = [p.name for p in self.files(run)]
-            if compact(folder, self.files(run), partial(duck, WRITE_MEMORY), self.merge_at):
+            closing = self._closing.is_set()
+            if not closing and compact(
+                folder, self.files(run), partial(duck, WRITE_MEMORY), self.merge_at
+            ):
                 self._checked[run] = [p.name for p in self.files(run)]
         finally:
             conn.close()

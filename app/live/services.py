@@ -16,6 +16,7 @@ from collections import OrderedDict
 
 from app.core.inputs.protocol import RunInfo
 from app.live.actions_segments import Segments
+from app.live.actions_warm import Warmer
 from app.live.config import LiveConfig
 from app.live.db_claim import Claim, read_only
 from app.live.hub import Hub
@@ -46,6 +47,7 @@ class Live:
         self.reader = Reader(settings.db)
         # A run's actions as Parquet, derived from the store at query time (issue 25).
         self.actions = Segments(settings.db, settings.actions_dir, readonly=self.readonly)
+        self.warmer = Warmer(self.actions)  # a stopped run's segments, before it is asked
         self.hub = Hub(config.tick_s, config.queue_frames, config.kick_after_s, config.max_viewers)
         self.liveness = Liveness(config.heartbeat_s, config.stale_after_beats)
         self.stats = IngestStats()
@@ -72,6 +74,7 @@ class Live:
         self._tasks = [
             loop.create_task(self.hub.run(), name="hub-ticker"),
             loop.create_task(self._sweep_forever(), name="liveness-sweep"),
+            loop.create_task(self.warmer.run(), name="actions-warmer"),
         ]
 
     async def stop(self) -> None:
@@ -165,6 +168,7 @@ class Live:
             "failed_at": change.failed_at, "ranks": {str(r): s for r, s in change.ranks.items()},
         }  # fmt: skip
         self.hub.publish(change.run, item)
+        self.warmer.stopped(run, status)
 
     # -- analysis cache ------------------------------------------------------------------------
     def cached(self, key: tuple, compute) -> bytes:
