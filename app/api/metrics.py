@@ -19,6 +19,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from app.api.read_access import shows_token
 from app.api.scenario_cache import ScenarioCache
+from app.core.fidelity.measured import axes_beyond
+from app.core.inputs.protocol import RunInfo
 from app.live.metrics_read import MetricsReader
 from app.live.run_metrics import RANK_STATES, RunValues, run_values
 from app.live.services import Live
@@ -69,12 +71,19 @@ RUN_GAUGES = (
     ("dp_share", "Share of the newest step in the DP all-reduce.", lambda v: v.shares.get("dp")),
     ("pp_wait_share", "Share of the newest step waiting for pipeline peers.",
      lambda v: v.shares.get("pp_wait")),
+    ("cp_share", "Share of the newest step in CP exchanges (runs with context parallelism).",
+     lambda v: v.shares.get("cp")),
+    ("ep_share", "Share of the newest step in EP all-to-alls (runs with expert parallelism).",
+     lambda v: v.shares.get("ep")),
     ("model_flops_per_second_per_gpu", "Model FLOP/s per GPU over the newest step.",
      lambda v: v.flops_per_gpu),
     ("mfu", "Measured MFU over the newest step: model FLOP/s per GPU over the device's peak "
      "(absent when the probe recorded no peak: CPU, fp32 or an unknown GPU).",
      lambda v: v.mfu),
 )  # fmt: skip
+
+
+OPTIONAL = ("cp_share", "ep_share")  # said only while a run has them: 3D scrapes as before
 
 
 def run_families(runs: list[RunValues]) -> Iterator[Metric]:
@@ -84,7 +93,8 @@ def run_families(runs: list[RunValues]) -> Iterator[Metric]:
             x = value(v)
             if x is not None:  # a run without records has no step to describe
                 family.add_metric([v.run], x)
-        yield family
+        if family.samples or suffix not in OPTIONAL:
+            yield family
     ranks = GaugeMetricFamily(
         "meshscope_run_ranks", "Ranks of the run in each liveness state.", labels=["run", "state"]
     )
@@ -145,14 +155,13 @@ class LiveCollector:
     def runs(self) -> list[RunValues]:
         s = self.settings
         rows = self.reader.exported_runs(s.metrics_unfinished_runs, s.metrics_finished_runs)
-        return [
-            run_values(
-                row,
-                self.reader.newest_step(row["run"], s.metrics_slowest_ranks),
-                self.live.liveness.snapshot(row["run"]),
-            )
-            for row in rows
-        ]
+        out = []
+        for row in rows:
+            info = RunInfo.model_validate_json(row["info"])
+            beyond = axes_beyond(info)
+            newest = self.reader.newest_step(row["run"], s.metrics_slowest_ranks, beyond)
+            out.append(run_values(row, newest, self.live.liveness.snapshot(row["run"]), info))
+        return out
 
     def collect(self) -> Iterator[Metric]:
         yield from service_families(self.live)

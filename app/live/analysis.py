@@ -46,12 +46,14 @@ def layout_of(info: RunInfo) -> Layout:
 
 
 def rows(layout: Layout) -> list[dict]:
-    """Every rank, grouped by (dp, pp, tp) as the timeline draws them."""
+    """Every rank, grouped by (dp, pp, cp, tp) as the timeline draws them; cp is named only
+    in a run that has it."""
     out = []
     for rank in range(layout.world_size):
         c = layout.coord(rank)
-        out.append({"rank": rank, "dp": c.dp, "pp": c.pp, "tp": c.tp, "node": layout.node(rank)})
-    return sorted(out, key=lambda r: (r["dp"], r["pp"], r["tp"]))
+        row = {"rank": rank, "dp": c.dp, "pp": c.pp, "tp": c.tp, "node": layout.node(rank)}
+        out.append(row | ({"cp": c.cp} if layout.cp > 1 else {}))
+    return sorted(out, key=lambda r: (r["dp"], r["pp"], r.get("cp", 0), r["tp"]))
 
 
 def _last_end(r: ProbeRecord) -> float:
@@ -120,35 +122,37 @@ def predicted_json(tl: Timeline, offset_s: float, tail_s: list[float]) -> dict:
     }
 
 
-def bubble_json(breakdowns, idle_s: list[float]) -> dict:
-    """Per rank and averaged over ranks: step time, compute and the bubble's causes."""
+def bubble_json(breakdowns, idle_s: list[float], names=measured.CAUSES) -> dict:
+    """Per rank and averaged over ranks: step time, compute and the bubble's causes
+    (``names``: measured.causes_of the run, cp and ep among them where it has them)."""
     per_rank = []
     for b in breakdowns:
-        split = measured.causes(b, idle_s[b.stage] if idle_s else 0.0)
+        split = measured.causes(b, idle_s[b.stage] if idle_s else 0.0, names)
         per_rank.append({"rank": b.rank, "step_time_s": b.step_time_s, "compute_s": b.compute_s}
                         | split)  # fmt: skip
     n = len(per_rank) or 1
     mean = {k: sum(r[k] for r in per_rank) / n for k in ("step_time_s", "compute_s")}
-    mean |= {k: sum(r[k] for r in per_rank) / n for k in measured.CAUSES}
-    return {"causes": list(measured.CAUSES), "mean": mean, "per_rank": per_rank}
+    mean |= {k: sum(r[k] for r in per_rank) / n for k in names}
+    return {"causes": list(names), "mean": mean, "per_rank": per_rank}
 
 
 def heatmap(layout: Layout, breakdowns, records: list[ProbeRecord]) -> dict:
-    """The rank grid: one row per pipeline stage, one column per (dp, tp) pair."""
-    cols = [(d, t) for d in range(layout.dp) for t in range(layout.tp)]
+    """The rank grid: one row per pipeline stage, one column per (dp, tp) pair, or per
+    (dp, cp, tp) in a run with cp."""
+    cols = [(d, c, t) for d in range(layout.dp) for c in range(layout.cp) for t in range(layout.tp)]
     grid = {k: [[None] * len(cols) for _ in range(layout.pp)] for k in _HEAT}
-    ranks = [[layout.rank_of(d, p, t) for d, t in cols] for p in range(layout.pp)]
+    ranks = [[layout.rank_of(d, p, t, c) for d, c, t in cols] for p in range(layout.pp)]
     mem = {r.rank: r.mem for r in records}
-    col_of = {dt: i for i, dt in enumerate(cols)}  # not cols.index: quadratic in the world
+    col_of = {dct: i for i, dct in enumerate(cols)}  # not cols.index: quadratic in the world
     for b in breakdowns:
         c = layout.coord(b.rank)
-        row, col = c.pp, col_of[(c.dp, c.tp)]
+        row, col = c.pp, col_of[(c.dp, c.cp, c.tp)]
         values = {"step_time_s": b.step_time_s, "idle_frac": b.idle_frac,
                   "comm_frac": b.comm_frac, "mem_bytes": mem.get(b.rank)}  # fmt: skip
         for k, v in values.items():
             grid[k][row][col] = v
     return {
-        "x": [f"dp{d}·tp{t}" for d, t in cols],
+        "x": [f"dp{d}·cp{c}·tp{t}" if layout.cp > 1 else f"dp{d}·tp{t}" for d, c, t in cols],
         "y": [f"pp{p}" for p in range(layout.pp)],
         "ranks": ranks,
         "metrics": grid,
@@ -164,12 +168,12 @@ def _pipeline_s(events: list[dict], first_s: float) -> float:
     return max(ends) - first_s if ends else 0.0
 
 
-def shares_json(breakdowns) -> dict:
+def shares_json(breakdowns, parts=measured.PARTS) -> dict:
     """The one basis of every share on the page: the mean rank's step (each part's mean
     seconds per rank over the mean step time per rank), so the parts add up to 100%. The
-    slowest rank's step (the step's own time, the trend's) is given beside it."""
+    slowest rank's step (the step's own time, the trend's) is given beside it. ``parts``:
+    measured.parts_of the run (cp_s and ep_s where it has them)."""
     n = len(breakdowns) or 1
-    parts = ("step_time_s", "compute_s", "tp_s", "dp_s", "pp_wait_s", "host_s")
     mean = {k: sum(getattr(b, k) for b in breakdowns) / n for k in parts}
     slowest = max((b.step_time_s for b in breakdowns), default=0.0)
     return {"basis": "mean_rank_step", "step_time_s": mean["step_time_s"],
@@ -247,13 +251,13 @@ def analyse(
         "predicted": replay,  # the replay's old name: API readers keep working
         "a_priori": prior,
         "flow_query": replay_link.flow_query(prior, durations),  # the run's scenario, measured
-        "shares": shares_json(breakdowns),
+        "shares": shares_json(breakdowns, measured.parts_of(info)),
         "durations": [
             {"stage": s, "f": d.f, "b": d.b, "w": d.w, "p2p": d.p2p, "tail": tail[s]}
             for s, d in enumerate(durations)
         ],
         "residuals": {"actions": actions, "by_kind": measured.residual_summary(actions)},
-        "bubble": bubble_json(breakdowns, idle),
+        "bubble": bubble_json(breakdowns, idle, measured.causes_of(info)),
         "heatmap": heatmap(layout, breakdowns, mine),
         "memory": run_memory.memory_json(info, mine, prior),
         "advice": advice_json(info, layout, breakdowns),

@@ -4,7 +4,7 @@ a scrape costs one small query for the run list and one indexed query per export
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.live.store_read import Reader
@@ -27,6 +27,7 @@ class NewestStep:
     dp_s: float
     pp_wait_s: float
     slowest: list[tuple[int, float]]  # (rank, step time), slowest first, at most N
+    beyond: dict[str, float] = field(default_factory=dict)  # cp_s, ep_s sums: runs with them
 
 
 class MetricsReader(Reader):
@@ -40,15 +41,20 @@ class MetricsReader(Reader):
         ended = self._rows(sql.format("NOT"), (*UNFINISHED, finished)) if finished else []
         return live + ended
 
-    def newest_step(self, run: str, slowest: int) -> NewestStep | None:
+    def newest_step(
+        self, run: str, slowest: int, beyond: tuple[str, ...] = ()
+    ) -> NewestStep | None:
         """The newest step's totals and its ``slowest`` slowest ranks, in one query: the
-        window sums cover every row of the step before the LIMIT keeps the first few."""
+        window sums cover every row of the step before the LIMIT keeps the first few.
+        ``beyond``: cp and/or ep, summed too for a run that has them (a database from before
+        their columns is never asked: its runs have neither)."""
+        more = "".join(f", SUM({a}_s) OVER w" for a in beyond)
         rows = (
             self._conn()
             .execute(
                 "SELECT step, rank, step_time_s, COUNT(*) OVER w, MAX(step_time_s) OVER w,"
                 " SUM(step_time_s) OVER w, SUM(compute_s) OVER w, SUM(tp_s) OVER w,"
-                " SUM(dp_s) OVER w, SUM(pp_wait_s) OVER w FROM steps"
+                f" SUM(dp_s) OVER w, SUM(pp_wait_s) OVER w{more} FROM steps"
                 " WHERE run = ? AND superseded = 0 AND step ="
                 " (SELECT MAX(step) FROM steps WHERE run = ? AND superseded = 0)"
                 " WINDOW w AS () ORDER BY step_time_s DESC, rank LIMIT ?",
@@ -58,6 +64,7 @@ class MetricsReader(Reader):
         )
         if not rows:
             return None
-        step, _, _, n, top, total, compute, tp, dp, wait = rows[0]
+        step, _, _, n, top, total, compute, tp, dp, wait, *sums = rows[0]
         ranked = [(rank, t) for _, rank, t, *_ in rows][:slowest]
-        return NewestStep(step, n, top, total, compute, tp, dp, wait, ranked)
+        extra = dict(zip(beyond, sums, strict=True))
+        return NewestStep(step, n, top, total, compute, tp, dp, wait, ranked, extra)

@@ -69,7 +69,7 @@ def shares(n: NewestStep) -> dict[str, float]:
         "tp": n.tp_s / n.rank_s,
         "dp": n.dp_s / n.rank_s,
         "pp_wait": n.pp_wait_s / n.rank_s,
-    }
+    } | {axis: s / n.rank_s for axis, s in n.beyond.items()}  # cp, ep: runs with them
 
 
 def rank_counts(
@@ -91,9 +91,12 @@ def rank_counts(
 
 
 def run_values(
-    row: dict[str, Any], newest: NewestStep | None, watched: dict[int, str] | None
+    row: dict[str, Any],
+    newest: NewestStep | None,
+    watched: dict[int, str] | None,
+    info: RunInfo | None = None,  # row["info"] parsed, when the caller already has it
 ) -> RunValues:
-    info = RunInfo.model_validate_json(row["info"])
+    info = info or RunInfo.model_validate_json(row["info"])
     per_gpu = flops_per_gpu(info, newest.step_time_s) if newest else None
     return RunValues(
         run=row["run"],

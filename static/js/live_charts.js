@@ -3,12 +3,16 @@
 import { bytes, pct, seconds } from "./fmt.js";
 import { fill, tr } from "./i18n.js";
 import { htmlLegend } from "./chart_legend.js";
+import { GROUP } from "./palette.js";
 import { CONFIG, whenPlotly } from "./plot.js";
 import { rowLabel } from "./live_timeline.js";
 
 const CAUSE = {
   compute_s: "#4c78a8", schedule: "#bdbdbd", pp_peers: "#6baed6", tp: "#222222", dp: "#f58518", host: "#e377c2",
+  cp: GROUP.cp, ep: GROUP.ep, // only in a run with cp or ep (the analysis's bubble.causes)
 };
+// The bars and rows of a run's causes, in the server's order (cp and ep where it has them).
+const causesOf = (a) => ["compute_s", ...a.bubble.causes].map((key) => [key, CAUSE[key]]);
 const causeName = (key) => tr(`live.cause.${key}`);
 const TREND_WINDOW = 500; // points kept by extendTraces
 const small = { margin: { l: 60, r: 10, t: 10, b: 60 }, height: 280 };
@@ -27,11 +31,12 @@ export async function drawBubble(div, tableEl, a) {
   const per = a.bubble.per_rank.filter((p) => byRank.has(p.rank))
     .sort((p, q) => a.rows.indexOf(byRank.get(p.rank)) - a.rows.indexOf(byRank.get(q.rank)));
   const labels = per.map((p) => rowLabel(byRank.get(p.rank)));
-  const traces = Object.entries(CAUSE).map(([key, color]) => ({
+  const causes = causesOf(a);
+  const traces = causes.map(([key, color]) => ({
     type: "bar", name: causeName(key), x: labels, y: per.map((p) => p[key]), marker: { color },
     hovertemplate: `${causeName(key)}: %{y:.4s}s<extra></extra>`,
   }));
-  htmlLegend(div, Object.entries(CAUSE).map(([key, color]) => [causeName(key), color]));
+  htmlLegend(div, causes.map(([key, color]) => [causeName(key), color]));
   const Plotly = await whenPlotly();
   await Plotly.react(div, traces, { ...small, barmode: "stack", showlegend: false,
     yaxis: { title: { text: tr("live.axis.seconds") } }, xaxis: { tickangle: -40, tickfont: { size: 10 } } }, CONFIG);
@@ -39,7 +44,7 @@ export async function drawBubble(div, tableEl, a) {
   const m = a.bubble.mean;
   const basis = a.shares.step_time_s;
   const head = [tr("live.table.mean_per_rank"), tr("live.table.seconds"), fill("live.table.of_mean_step", { time: seconds(basis) })];
-  table(tableEl, head, Object.keys(CAUSE).map((k) =>
+  table(tableEl, head, causes.map(([k]) =>
     [causeName(k), seconds(m[k]), pct(basis > 0 ? m[k] / basis : NaN)]));
   tableEl.dataset.basis = String(basis);
   div.dataset.ranks = String(per.length);

@@ -2,15 +2,16 @@ import { drawArrow } from "./arrow.js";
 // The measured timeline of one step: a row per rank (grouped by dp, pp, tp), every timed
 // interval as a bar, the replay ghost under each row, send -> receive arrows on a canvas.
 import { tr } from "./i18n.js";
-import { KIND } from "./palette.js";
+import { GROUP, KIND } from "./palette.js";
 import { CONFIG, whenPlotly } from "./plot.js";
 
-export const LIVE_KIND = { ...KIND, pp_recv: "#9ecae1", pp_send: "#6baed6" };
+export const LIVE_KIND = { ...KIND, pp_recv: "#9ecae1", pp_send: "#6baed6", cp: GROUP.cp, ep: GROUP.ep };
 // [kind, bar width, offset] in row units; y grows downwards (reversed axis), so a negative
 // offset is the upper part of the row. The ghost takes the lower part.
 const LAYERS = [
   ["pp_recv", 0.5, -0.36], ["F", 0.5, -0.36], ["B", 0.5, -0.36], ["W", 0.5, -0.36],
   ["dp", 0.5, -0.36], ["optim", 0.5, -0.36], ["tp", 0.14, -0.36], ["pp_send", 0.08, 0.06],
+  ["cp", 0.14, -0.2], ["ep", 0.14, -0.2], // imported runs' CP exchanges and EP all-to-alls
 ];
 const GHOST = { width: 0.2, offset: 0.17 };
 const ARROW_LIMIT = 800;
@@ -19,7 +20,7 @@ const ARROW_LIMIT = 800;
 // an outlier keeps its coordinates and says how far its step end is from its stage's median.
 export function rowLabel(r) {
   if (r.folded) return `p${r.pp} ×${r.folded} (r${r.rank})`;
-  const own = `r${r.rank} d${r.dp}·p${r.pp}·t${r.tp}`;
+  const own = `r${r.rank} d${r.dp}·p${r.pp}${r.cp === undefined ? "" : `·c${r.cp}`}·t${r.tp}`;
   if (r.outlier === undefined) return own;
   return `${own} ${r.outlier > 0 ? "+" : ""}${Math.round(r.outlier * 100)}%`;
 }
@@ -135,9 +136,10 @@ export class LiveTimeline {
   }
 }
 
-export function legend(box) {
+// ``beyond``: cp and/or ep, for a run that has them (the analysis's bubble causes).
+export function legend(box, beyond = []) {
   box.replaceChildren();
-  for (const k of ["F", "B", "W", "tp", "pp_recv", "pp_send", "dp", "optim"]) {
+  for (const k of ["F", "B", "W", "tp", ...beyond, "pp_recv", "pp_send", "dp", "optim"]) {
     const label = tr(`live.kind.${k}`);
     const item = document.createElement("span");
     const sw = document.createElement("i");

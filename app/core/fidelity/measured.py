@@ -42,6 +42,7 @@ _PRIORITY = {"tp": 6, "dp": 3, "pp_recv": 2, "F": 1, "B": 1, "W": 1, "optim": 1}
 _WIDE = {"cp": 5, "ep": 4}  # apart, so a record without them sweeps no more levels than ever
 CAUSES = ("schedule", "pp_peers", "tp", "dp", "host")
 CAUSES_CP_EP = ("schedule", "pp_peers", "tp", "cp", "ep", "dp", "host")
+PARTS = ("step_time_s", "compute_s", "tp_s", "dp_s", "pp_wait_s", "host_s")  # RankBreakdown's
 
 
 @dataclass(frozen=True)
@@ -183,9 +184,20 @@ def stage_idle_s(timeline: Timeline, pp: int) -> list[float]:
     return [max(timeline.makespan - b, 0.0) for b in busy]
 
 
+def axes_beyond(info: RunInfo) -> tuple[str, ...]:
+    """cp and ep, each where the run has it (> 1): the parts a 3D run's views leave out."""
+    return tuple(a for a in ("cp", "ep") if getattr(info, a) > 1)
+
+
 def causes_of(info: RunInfo) -> tuple[str, ...]:
-    """The bubble's causes in a run: CAUSES, with cp and ep where the run has either."""
-    return CAUSES if info.cp == info.ep == 1 else CAUSES_CP_EP
+    """The bubble's causes in a run: CAUSES, with cp and ep where the run has them."""
+    extra = axes_beyond(info)
+    return tuple(c for c in CAUSES_CP_EP if c not in ("cp", "ep") or c in extra)
+
+
+def parts_of(info: RunInfo) -> tuple[str, ...]:
+    """The breakdown's fields a run's views show: PARTS, with cp_s and ep_s where it has them."""
+    return PARTS + tuple(f"{a}_s" for a in axes_beyond(info))
 
 
 def causes(
