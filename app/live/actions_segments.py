@@ -49,13 +49,13 @@ COLUMNS = "{'id': 'BIGINT', 'r': '" + RECORD.replace("'", "''") + "'}"
 # largest object allowed, so a bigger bound costs memory on every catch-up.
 # A record with no events unnests to one NULL action instead of none (see the docstring).
 # ``covered``: seconds of a compute action (F/B/W) under the record's waits (tp, dp,
-# pp_recv: app/core/traces/stragglers.py WAITS), their union as that module's
+# pp_recv, cp, ep: app/core/traces/stragglers.py WAITS), their union as that module's
 # intervals.covered takes it, for the whole-run stragglers' compute; 0 for other kinds.
 # Found once per record, in its own event list: ``clip`` is each wait over the action cut
 # to it, sorted, and each adds what it reaches past the ends of those before it. No query
 # then joins a run's actions with themselves.
 CLIP = """CASE WHEN e.kind IN ('F', 'B', 'W') THEN list_sort(list_transform(
-    list_filter(r.events, lambda w: w.kind IN ('tp', 'dp', 'pp_recv')
+    list_filter(r.events, lambda w: w.kind IN ('tp', 'dp', 'pp_recv', 'cp', 'ep')
                 AND w.start < e."end" AND w."end" > e.start),
     lambda w: [greatest(w.start, e.start), least(w."end", e."end")])) ELSE [] END"""
 ACTION = f"""lambda e: struct_pack(kind := e.kind, microbatch := e.microbatch,

@@ -67,3 +67,24 @@ def test_a_3d_only_scrape_has_no_cp_or_ep_family(tmp_path):
         seed(c, "plain", at=1.0, steps=2, dp=2, tp=2, pp=2, m=4)
         text = c.get("/metrics").text
     assert "meshscope_run_tp_share" in text and "cp_share" not in text and "ep_share" not in text
+
+
+def test_a_slow_cp_group_is_named_as_a_link_not_its_ranks_compute():
+    """The CP exchange sits inside the forward: a group whose exchange takes 5x as long is a
+    slow CP link, its members' compute (F/B less the exchanges) normal."""
+    from app.core.inputs.protocol import run_layout
+    from app.core.traces.stragglers import find_stragglers
+
+    info = cp_ep_info("slow-cp", dp=2, tp=1, pp=2, cp=2, ep=2)
+    layout = run_layout(info)
+    slow = set(layout.group("cp", 0))
+    recs = []
+    for step in range(3):
+        for r in cp_ep_records(info, step):
+            if r.rank in slow:
+                events = [e.model_copy(update={"end": e.start + 0.010}) if e.kind == "cp" else e
+                          for e in r.events]  # fmt: skip
+                r = r.model_copy(update={"events": events})
+            recs.append(r)
+    (found,) = find_stragglers(recs, layout)
+    assert (found.cause, found.phase, found.ranks) == ("link", "cp", tuple(sorted(slow)))

@@ -25,14 +25,15 @@ from app.core.layout.topology import Layout
 from app.core.traces import intervals
 
 PHASES = {"F": "compute", "B": "compute", "W": "compute", "tp": "tp", "dp": "dp",
-          "pp_recv": "pp_wait"}  # fmt: skip
-WAITS = frozenset({"tp", "dp", "pp_recv"})  # pp_send overlaps compute (measured.py): not a wait
+          "pp_recv": "pp_wait", "cp": "cp", "ep": "ep"}  # fmt: skip
+# pp_send overlaps compute (measured.py): not a wait; cp and ep sit inside compute as tp does.
+WAITS = frozenset({"tp", "dp", "pp_recv", "cp", "ep"})
 
 
 @dataclass(frozen=True)
 class Straggler:
     cause: str  # "rank": slow compute on one rank; "link": slow communication of a group
-    phase: str  # compute, tp, dp or pp_wait
+    phase: str  # compute, tp, dp, pp_wait (cp or ep in a run with them)
     ranks: tuple[int, ...]  # the rank, or the group whose link is slow
     excess_s: float  # median over steps of the time over the stage's (or axis's) median
     ratio: float  # the rank's (group's) time over that median
@@ -116,7 +117,7 @@ def _slow_ranks(times, steps, layout: Layout, threshold: float) -> list[Straggle
 def _slow_links(times, steps, layout: Layout, threshold: float) -> list[Straggler]:
     """Per axis, each group's mean collective (or receive) time against the axis median."""
     out = []
-    for axis, phase in (("tp", "tp"), ("dp", "dp"), ("pp", "pp_wait")):
+    for axis, phase in (("tp", "tp"), ("dp", "dp"), ("pp", "pp_wait"), ("cp", "cp"), ("ep", "ep")):
         if layout.size(axis) < 2:
             continue
         own: dict[int, list[float]] = defaultdict(list)
