@@ -41,7 +41,10 @@ function setInfo(info, world, whole) {
 
 function configText(info) {
   const chunks = info.virtual_stages > 1 ? fill("live.chunks", { v: info.virtual_stages }) : "";
-  return fill("live.config", { ...info, m: info.microbatches, chunks });
+  // cp multiplies the world; ep folds inside it (Megatron's expert grid), so it is named apart.
+  // Both are in the info only when > 1, and the axis names read the same in every language.
+  const pp = `${info.pp}${info.cp ? ` × cp ${info.cp}` : ""}${info.ep ? ` · ep ${info.ep}` : ""}`;
+  return fill("live.config", { ...info, pp, m: info.microbatches, chunks });
 }
 
 function stepOf(step) {
