@@ -105,7 +105,8 @@ def _summary(live: Live, row: dict[str, Any], t) -> dict[str, Any]:
     keys = ("dp", "tp", "pp", "schedule", "microbatches", "virtual_stages", "device")
     v = run_verdict(live, row, t)
     short = {k: v[k] for k in ("status", "label", "summary", "step", "first")}
-    return row | {k: info[k] for k in keys} | {"verdict": short}
+    beyond = {k: info[k] for k in ("cp", "ep") if k in info}  # stored only when > 1
+    return row | {k: info[k] for k in keys} | beyond | {"verdict": short}
 
 
 def completeness(row: dict[str, Any], v: dict[str, Any]) -> dict[str, int]:

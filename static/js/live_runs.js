@@ -34,7 +34,9 @@ function row(r) {
   if (r.verdict.summary) box.append(" ", Object.assign(document.createElement("span"), { className: "verdict-short", textContent: r.verdict.summary }));
   status.append(box);
   const done = r.last_step === null ? 0 : r.last_step + 1;
-  tr.append(name, status, cell(`dp ${r.dp} × tp ${r.tp} × pp ${r.pp}`), cell(`${r.schedule} · m ${r.microbatches}`),
+  // cp multiplies the world, ep folds inside it (each listed only for a run that has it).
+  const mesh = `dp ${r.dp} × tp ${r.tp} × pp ${r.pp}${r.cp ? ` × cp ${r.cp}` : ""}${r.ep ? ` · ep ${r.ep}` : ""}`;
+  tr.append(name, status, cell(mesh), cell(`${r.schedule} · m ${r.microbatches}`),
     cell(`${done}/${r.steps}`), cell(String(r.world)), cell(ago(r.updated)));
   // Each cell carries its column's name, which a phone shows as the line's label (live.css).
   const labels = [...document.querySelectorAll("#runs-table thead th")].map((th) => th.textContent);

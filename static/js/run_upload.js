@@ -97,7 +97,7 @@ function choose(files, folder = false) {
 
 function query() {
   const q = new URLSearchParams({ run: $("upload-run").value.trim() });
-  for (const k of ["dp", "tp", "pp", "order", "scenario"]) {
+  for (const k of ["dp", "tp", "pp", "cp", "ep", "order", "scenario"]) {
     const v = $(`upload-${k}`).value.trim();
     if (v) q.set(k, v);
   }

@@ -78,3 +78,35 @@ def test_a_3d_runs_page_names_neither(page, base):
     assert len(got["causes"]) == 6 and "EP" not in got["legend"]
     assert got["cols"][:2] == ["dp0·tp0", "dp0·tp1"]
     assert got["config"].startswith("dp 2 × tp 2 × pp 2 · 1f1b")
+
+
+def test_the_upload_card_sends_cp_and_ep_and_says_a_bad_ep_in_zh(context, watch, base, tmp_path):
+    """The /runs card's cp and ep fields travel with the files: an ep that does not fold over
+    dp x cp is refused at its field, in the page's language; the right one lays the run out."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "importers"))
+    from cp_ep_traces import write
+
+    watch.allowed_errors.append("status of 422")
+    files = sorted(write(tmp_path / "traces").iterdir())
+    page = context.new_page()
+    page.set_viewport_size({"width": 390, "height": 900})
+    page.goto(f"{base}/runs?lang=zh", wait_until="domcontentloaded")
+    for field, value in (("dp", "2"), ("tp", "2"), ("cp", "2"), ("ep", "3")):
+        page.fill(f"#upload-{field}", value)
+    page.set_input_files("#upload-files", [str(p) for p in files])
+    page.fill("#upload-run", "up-cpep")
+    page.fill("#upload-token", TOKEN)
+    page.click("#upload-send")
+    page.wait_for_function("document.getElementById('upload-error').textContent !== ''")
+    error = page.locator("#upload-error").inner_text()
+    assert "ep: " in error and "ep = 3" in error and "dp*cp" in error
+    page.fill("#upload-ep", "4")
+    page.click("#upload-send")
+    page.wait_for_selector("#upload-link")
+    shot(page, "run_cp_ep_upload_zh_390")
+    assert "cp=2 ep=4" in page.locator("#upload-summary").inner_text()
+    page.wait_for_selector("#runs-table tr[data-run='up-cpep']")
+    mesh = page.locator("#runs-table tr[data-run='up-cpep'] td").nth(2).inner_text()
+    assert mesh.endswith("dp 2 × tp 2 × pp 1 × cp 2 · ep 4")  # a phone's cell leads with its label
+    plain = page.locator("#runs-table tr[data-run='plain'] td").nth(2).inner_text()
+    assert plain.endswith("dp 2 × tp 2 × pp 2")
