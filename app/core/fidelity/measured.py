@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
+from typing import NamedTuple
 
 from app.core.inputs.protocol import ProbeRecord, RunInfo
 from app.core.schedules import build
@@ -75,14 +77,46 @@ class RankBreakdown:
         return (self.tp_s + self.cp_s + self.ep_s + self.dp_s) / t if t > 0 else 0.0
 
 
+class StepSplit(NamedTuple):
+    """One rank-step's seconds per label, as ``split`` adds them up: what the store keeps
+    of every record (its columns) without building a ``RankBreakdown``."""
+
+    host_s: float
+    compute_s: float
+    pp_wait_s: float
+    dp_s: float
+    ep_s: float
+    cp_s: float
+    tp_s: float
+    step_time_s: float
+
+    @property
+    def idle_frac(self) -> float:  # RankBreakdown.idle_frac
+        t = self.step_time_s
+        return (self.pp_wait_s + self.host_s) / t if t > 0 else 0.0
+
+    @property
+    def comm_frac(self) -> float:  # RankBreakdown.comm_frac
+        t = self.step_time_s
+        return (self.tp_s + self.cp_s + self.ep_s + self.dp_s) / t if t > 0 else 0.0
+
+
 def breakdown(record: ProbeRecord) -> RankBreakdown:
     """Label every instant of the rank's step by priority and add the labels up."""
-    # Run on every stored record (app/live/store.py), so written for speed: the same sweep
-    # and the same additions in the same order as ever, without a generator per mark.
+    s = split(record)
+    return RankBreakdown(
+        record.rank, record.coord.pp, record.step, record.attempt, s.step_time_s, s.compute_s,
+        s.tp_s, s.dp_s, s.pp_wait_s, s.host_s, s.cp_s, s.ep_s,
+    )  # fmt: skip
+
+
+def split(record: ProbeRecord) -> StepSplit:
+    """``breakdown``'s seconds alone. Run on every stored record (app/live/store.py), so
+    written for speed: the same sweep and the same additions in the same order as ever."""
     marks: list[tuple[float, int, int]] = []  # (time, +1 open / -1 close, priority)
-    add, priority, wide = marks.append, _PRIORITY, False
+    add, priority, wide = marks.append, _PRIORITY.get, False
     for e in record.events:
-        prio = priority.get(e.kind)
+        prio = priority(e.kind)
         if prio is None:
             prio = _WIDE.get(e.kind)  # reached by pp_send (no label) and cp/ep only
             if prio is None:
@@ -90,33 +124,43 @@ def breakdown(record: ProbeRecord) -> RankBreakdown:
             wide = True
         add((e.start, 1, prio))
         add((e.end, -1, prio))
-    marks.sort(key=_at)  # stable; ties need no order: a zero-length segment adds 0
-    spent = _spent_wide(marks) if wide else _spent(marks)
-    # Positional, in the fields' order (rank, stage, step, attempt, step_time, compute, tp, dp,
-    # pp_wait, host, cp, ep): ~0.4 us a record less than by keyword, what cp and ep cost.
-    return RankBreakdown(
-        record.rank, record.coord.pp, record.step, record.attempt, spent[7], spent[1],
-        spent[6], spent[3], spent[2], spent[0], spent[5], spent[4],
-    )  # fmt: skip
+    # By time alone (itemgetter: no Python call per mark); stable, and ties need no order:
+    # a zero-length segment adds 0, and the counts after a tie do not depend on its order.
+    marks.sort(key=_AT)
+    return _spent_wide(marks) if wide else _spent(marks)
 
 
-def _spent(marks: list[tuple[float, int, int]]) -> list[float]:
-    """Seconds per priority (0 = host, covered by nothing), the step's end last, of marks
-    without cp or ep: levels 4 and 5 stay 0 and are never looked at."""
-    n = [0] * 7  # open intervals per priority
-    spent = [0.0] * 8
-    prev = 0.0
+def _spent(marks: list[tuple[float, int, int]]) -> StepSplit:
+    """Seconds per label of marks without cp or ep: four levels, counted in locals (~30%
+    faster than a list indexed by priority; the same additions in the same order)."""
+    n_tp = n_dp = n_wait = n_compute = 0  # open intervals per level
+    tp = dp = wait = compute = host = prev = 0.0
     for t, delta, prio in marks:
         if t > prev:
-            top = 6 if n[6] else 3 if n[3] else 2 if n[2] else 1 if n[1] else 0
-            spent[top] += t - prev
+            d = t - prev
+            if n_tp:
+                tp += d
+            elif n_dp:
+                dp += d
+            elif n_wait:
+                wait += d
+            elif n_compute:
+                compute += d
+            else:
+                host += d
             prev = t
-        n[prio] += delta
-    spent[7] = prev
-    return spent
+        if prio == 1:
+            n_compute += delta
+        elif prio == 6:
+            n_tp += delta
+        elif prio == 2:
+            n_wait += delta
+        else:
+            n_dp += delta
+    return StepSplit(host, compute, wait, dp, 0.0, 0.0, tp, prev)
 
 
-def _spent_wide(marks: list[tuple[float, int, int]]) -> list[float]:
+def _spent_wide(marks: list[tuple[float, int, int]]) -> StepSplit:
     """_spent with cp (5) and ep (4) between tp and dp."""
     n = [0] * 7
     spent = [0.0] * 8
@@ -129,11 +173,10 @@ def _spent_wide(marks: list[tuple[float, int, int]]) -> list[float]:
             prev = t
         n[prio] += delta
     spent[7] = prev
-    return spent
+    return StepSplit._make(spent)
 
 
-def _at(mark: tuple[float, int, int]) -> float:
-    return mark[0]
+_AT = itemgetter(0)
 
 
 def _mean(values: Sequence[float]) -> float:
