@@ -66,10 +66,12 @@ def linked_scenario(info: RunInfo, registry: Mapping[str, HardwareSpec]) -> Scen
 def scenario_of(info: RunInfo, hardware: str) -> Scenario:
     """The probe's run as a scenario: its GPT blocks (GELU MLP of 4h, learned positions, an
     untied head, no recompute; TP by all-reduce without sequence parallelism, whole
-    activations between stages), its mesh, schedule, batch and dtype."""
+    activations between stages), its mesh, schedule, batch and dtype. An imported run's cp
+    is part of its mesh; its ep is not priced (the nominal model has no experts to place)."""
     m = info.model
     return Scenario(
-        dp=info.dp, tp=info.tp, pp=info.pp, order=info.order, gpus_per_node=info.gpus_per_node,
+        dp=info.dp, tp=info.tp, pp=info.pp, cp=info.cp, order=info.order,
+        gpus_per_node=info.gpus_per_node,
         schedule=info.schedule, microbatches=info.microbatches,
         virtual_stages=info.virtual_stages, model="custom", layers=m.layers, hidden=m.hidden,
         heads=m.heads, vocab=m.vocab, seq_len=m.seq_len, micro_batch_size=m.microbatch_size,

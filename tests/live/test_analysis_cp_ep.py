@@ -40,6 +40,8 @@ def test_the_analysis_of_a_cp_ep_run_names_cp_and_ep(client):
     assert [(r["dp"], r["pp"], r["cp"]) for r in a["rows"]][:3] == [(0, 0, 0), (0, 0, 1), (0, 1, 0)]
     kinds = {e["kind"] for e in a["measured"]["events"]}
     assert {"cp", "ep"} <= kinds
+    # The a-priori prediction prices the run's own mesh, cp among its factors.
+    assert "error" not in a["a_priori"] and a["a_priori"]["query"]["cp"] == "2"
 
 
 def test_a_3d_runs_analysis_names_neither(client):
