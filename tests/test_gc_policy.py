@@ -1,0 +1,23 @@
+"""The server's collector policy (app/gc_policy.py, issue 26 item 11): while an app serves,
+what startup made is frozen and the young generation is collected every gc_policy.YOUNG
+containers; both are put back when it stops, since tests start many apps in one process."""
+
+import gc
+
+from app import gc_policy
+
+
+def test_an_app_collects_less_often_while_it_serves_and_puts_it_back(client):
+    # ``client`` (tests/conftest.py) is inside the app's lifespan.
+    assert gc.get_threshold() == (gc_policy.YOUNG, *gc_policy.OLDER)
+    assert gc.get_freeze_count() > 0
+    assert client.get("/healthz").status_code == 200
+
+
+def test_the_policy_undoes_itself():
+    before = gc.get_threshold()
+    restore = gc_policy.serve()
+    assert gc.get_threshold() == (gc_policy.YOUNG, *gc_policy.OLDER) != before
+    assert gc.get_freeze_count() > 0
+    restore()
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
