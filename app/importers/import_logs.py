@@ -23,6 +23,7 @@ from app.core.layout.topology import Layout, parse_order
 from app.core.traces import TraceError, find_stragglers
 from app.core.traces.phases import PhaseLog, build_phase_run, merge, phase_counts
 from app.importers import scenario_link
+from app.importers.import_report import Report, line, stragglers
 from app.importers.log_files import DEEPSPEED, MEGATRON, read_logs
 from app.importers.scenario_link import described
 
@@ -34,7 +35,7 @@ DEFAULT_ORDERS = {MEGATRON: "megatron", "torchtitan": "torchtitan", DEEPSPEED: "
 class LogImport:
     info: RunInfo
     records: list[ProbeRecord]
-    summary: str
+    summary: Report
 
 
 def _layout(args: argparse.Namespace, logs: list[PhaseLog], world: int, fmt: str) -> Layout:
@@ -65,26 +66,15 @@ def prepare_logs(args: argparse.Namespace, paths: list[Path], fmt: str) -> LogIm
     info, records = build_phase_run(steps, layout, args.run, bool(logs[0].hints.get("bf16")))
     first = min(st.step for st in steps)
     ranks = sorted({st.rank for st in steps})
-    lines = [
-        f"meshscope import-trace: run {info.run}: {fmt} log(s) {len(logs)}, {len(ranks)} "
-        f"rank(s), {len(records)} rank-step record(s); layout {described(info)}; "
-        f"{fmt} step {first} is step 0",
-        "  phases: " + ", ".join(f"{k} {n}" for k, n in sorted(phase_counts(steps).items())),
-    ]
+    said = line("log_head", run=info.run, format=fmt, logs=len(logs), ranks=len(ranks),
+                records=len(records), layout=described(info), first=first) + line(
+        "phases", phases=", ".join(f"{k} {n}" for k, n in sorted(phase_counts(steps).items()))
+    )  # fmt: skip
     if fmt != MEGATRON and all(v is None for v in (args.dp, args.tp, args.pp)):
-        lines.append("  the log does not say the layout: every rank taken as a DP replica "
-                     "(give --dp --tp --pp --order)")  # fmt: skip
-    lines += [f"  note: {n}" for log in logs for n in log.notes]
+        said += line("no_layout")
+    for log in logs:
+        for note in log.notes:
+            said += line("note", note=note)
     if len(ranks) < layout.world_size:
-        lines.append(f"  ranks absent from the log(s): {layout.world_size - len(ranks)}")
-    lines += _stragglers(records, layout)
-    return LogImport(info, records, "\n".join(lines))
-
-
-def _stragglers(records: list[ProbeRecord], layout: Layout) -> list[str]:
-    out = []
-    for s in find_stragglers(records, layout):
-        who = f"rank {s.ranks[0]}" if s.cause == "rank" else f"link of group {list(s.ranks)}"
-        out.append(f"  straggler: {who}, {s.phase} +{s.excess_s * 1e3:.1f} ms a step "
-                   f"({s.ratio:.2f}x the median of its peers)")  # fmt: skip
-    return out
+        said += line("ranks_absent", count=layout.world_size - len(ranks))
+    return LogImport(info, records, said + stragglers(find_stragglers(records, layout)))

@@ -35,6 +35,7 @@ from app.core.traces.records import event_kind
 from app.importers import scenario_link
 from app.importers.compact_records import Records
 from app.importers.import_logs import prepare_logs
+from app.importers.import_report import Report, line, stragglers
 from app.importers.log_files import KINETO, input_files, one_format
 from app.importers.trace_files import read_traces, trace_paths
 from app.importers.trace_spill import labelled as label_spilled
@@ -129,29 +130,24 @@ def prepare(args: argparse.Namespace) -> Prepared:
         raise TraceError(f"{where}: {err.errors()[0]['msg']}") from err
 
 
-def report(p: Prepared) -> str:
+def report(p: Prepared) -> Report:
     info, alignment = p.info, p.alignment
     ranks = sorted(alignment.offsets_us)
-    lines = [
-        f"meshscope import-trace: run {info.run}: {len(ranks)} rank file(s), "
-        f"{len(p.records)} rank-step record(s); layout {scenario_link.described(info)}; "
-        f"ProfilerStep#{p.first_step} is step 0",
-        "  spans: " + ", ".join(f"{k} {n}" for k, n in sorted(p.kinds.items())),
-        f"  clock offsets (ms, against rank {ranks[0]}): "
-        + ", ".join(f"rank {r}: {alignment.offsets_us[r] / 1e3:+.3f}" for r in ranks),
-        f"  residual {alignment.residual_us / 1e3:.3f} ms over {alignment.matched} collective(s);"
-        f" a step is {alignment.step_us / 1e3:.3f} ms",
-    ]
+    offsets = ", ".join(f"rank {r}: {alignment.offsets_us[r] / 1e3:+.3f}" for r in ranks)
+    out = (
+        line("trace_head", run=info.run, files=len(ranks), records=len(p.records),
+             layout=scenario_link.described(info), first=p.first_step)
+        + line("spans", spans=", ".join(f"{k} {n}" for k, n in sorted(p.kinds.items())))
+        + line("offsets", rank=ranks[0], offsets=offsets)
+        + line("residual", residual_ms=f"{alignment.residual_us / 1e3:.3f}",
+               matched=alignment.matched, step_ms=f"{alignment.step_us / 1e3:.3f}")
+    )  # fmt: skip
     if alignment.unaligned:
-        lines.append(f"  not aligned (no shared collective): ranks {list(alignment.unaligned)}")
-    for s in find_stragglers(p.records, p.layout):
-        who = f"rank {s.ranks[0]}" if s.cause == "rank" else f"link of group {list(s.ranks)}"
-        lines.append(f"  straggler: {who}, {s.phase} +{s.excess_s * 1e3:.1f} ms a step "
-                     f"({s.ratio:.2f}x the median of its peers)")  # fmt: skip
-    return "\n".join(lines)
+        out += line("unaligned", ranks=list(alignment.unaligned))
+    return out + stragglers(find_stragglers(p.records, p.layout))
 
 
-def prepare_any(args: argparse.Namespace) -> tuple[RunInfo, Sequence[ProbeRecord], str]:
+def prepare_any(args: argparse.Namespace) -> tuple[RunInfo, Sequence[ProbeRecord], Report]:
     """Traces (prepare) or logs (import_logs), by the files' one format (log_files)."""
     args = scenario_link.resolved(args)
     paths = input_files(args.paths)
@@ -163,9 +159,10 @@ def prepare_any(args: argparse.Namespace) -> tuple[RunInfo, Sequence[ProbeRecord
         prepared = prepare(args)
         info, records, summary = prepared.info, prepared.records, report(prepared)
     info = scenario_link.linked(info, getattr(args, "scenario", None))
-    if info.scenario is not None:
-        fields = " ".join(f"{k}={v}" for k, v in info.scenario.items()) or "its defaults"
-        summary += f"\n  priced a priori as the scenario link's model and hardware: {fields}"
+    if info.scenario:
+        summary += line("priced", fields=" ".join(f"{k}={v}" for k, v in info.scenario.items()))
+    elif info.scenario is not None:
+        summary += line("priced_defaults")
     return info, records, summary
 
 
@@ -183,12 +180,12 @@ def run(args: argparse.Namespace) -> int:
             print(summary, flush=True)
             sent = to_server(args.server, args.token, info, records)
             return 0 if sent == 0 else 1
-        stored = to_db(db_path(args), info, records, summary)
+        stored = to_db(db_path(args), info, records, str(summary))
     except (TraceError, OSError) as err:
         print(f"meshscope import-trace: {err}", file=sys.stderr)
         return 2
     warm_actions(db_path(args), info.run)
-    print(summary + f"\n  {stored} new record(s) stored in {db_path(args)}", flush=True)
+    print(summary + line("stored", stored=stored, db=db_path(args)), flush=True)
     return 0
 
 

@@ -26,6 +26,7 @@ from app.core.inputs.protocol import ProbeRecord, RunInfo
 from app.core.traces import TraceError
 from app.core.traces.refusals import refuse
 from app.importers.cycles import ArchiveCycles
+from app.importers.import_report import Report
 from app.importers.import_trace import prepare_any
 from app.importers.log_files import LOG_SUFFIXES, TRACE_SUFFIXES
 from app.importers.trace_tar import is_tar
@@ -96,8 +97,8 @@ def layout_args(run: str, paths: list[Path], **given) -> argparse.Namespace:
 
 def prepare_upload(
     staged: Path, run: str, limit: int, **given
-) -> tuple[RunInfo, list[ProbeRecord], str]:
-    """The run of the one file in ``staged`` (a private directory): info, records, summary;
+) -> tuple[RunInfo, list[ProbeRecord], Report]:
+    """The run of the one file in ``staged`` (a private directory): info, records, report;
     a tar unpacks to at most ``limit`` bytes. TraceError (naming the uploaded file, not
     ``staged``) when refused."""
     (upload,) = list(staged.iterdir())

@@ -120,13 +120,23 @@ function refusal(status, body) {
   return detail.map((d) => (d.loc?.[0] === "query" ? `${d.loc.at(-1)}: ${errorText(d)}` : errorText(d))).join("; ");
 }
 
+// The import's report in the page's language: each line's key filled from the catalogue
+// (app/importers/import_report.py keys it), the head unindented; English, or a server that
+// sends no keys, shows the CLI's own text.
+function reportText(body) {
+  if (lang === "en" || !Array.isArray(body.said)) return body.summary;
+  const lines = body.said.map((s) => trOr(`live.import.${s.key}`, null) && fill(`live.import.${s.key}`, s.params));
+  if (lines.some((text) => !text)) return body.summary;
+  return lines.map((text, i) => (i ? `  ${text}` : text)).join("\n");
+}
+
 function done(body) {
   say(fill("live.upload.done", { stored: body.stored, records: body.records, ranks: body.ranks }));
   const link = Object.assign(document.createElement("a"), {
     id: "upload-link", href: `${body.url}${langQuery}`, textContent: fill("live.upload.open", { run: body.run }),
   });
   $("upload-status").append(" ", link);
-  $("upload-summary").textContent = body.summary;
+  $("upload-summary").textContent = reportText(body);
   $("upload-summary").hidden = false;
   document.dispatchEvent(new Event("runs:changed")); // live_runs.js refreshes the table
 }

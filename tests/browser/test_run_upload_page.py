@@ -62,7 +62,12 @@ def test_traces_chosen_on_runs_become_the_run(context, watch, base, lang, width)
     assert link.get_attribute("href") == f"/runs/{run}" + ("?lang=zh" if lang == "zh" else "")
     status = page.locator("#upload-status").inner_text()
     assert words["live.upload.done"].format(stored=12, records=12, ranks=4) in status
-    assert "layout dp=2 tp=1 pp=2" in page.locator("#upload-summary").inner_text()
+    summary = page.locator("#upload-summary").inner_text()
+    assert "dp=2 tp=1 pp=2 order" in summary
+    # The import's report in the page's language, line by line (app/importers/import_report.py).
+    head = words["live.import.trace_head"].split("{")[0]
+    assert summary.startswith(head) and words["live.import.offsets"].split("{")[0] in summary
+    assert ("布局" in summary) == (lang == "zh") and ("layout" in summary) == (lang == "en")
     steps = api(base, f"/api/runs/{run}/steps", "")["records"]
     assert sorted((r["rank"], r["step"]) for r in steps) == [
         (k, s) for k in range(4) for s in range(3)

@@ -1,0 +1,75 @@
+"""An import's report, keyed, so /runs words it in the page's language as the CLI prints it.
+
+Each line is a key of TEMPLATES and its params, already formatted (numbers to the digits the
+CLI prints): the English text is the template filled, the CLI's output word for word, and
+the upload's answer carries the keys and params beside it (``said``) for the page to fill
+from the catalogue's ``live.import.<key>`` (tests/importers/test_import_report.py holds the
+English catalogue to these templates and the other languages to their placeholders), as
+app/core/traces/refusals.py does for refusals. A note a parser wrote stays a param, in its
+own words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TEMPLATES = {
+    "trace_head": "meshscope import-trace: run {run}: {files} rank file(s), {records} rank-step "
+    "record(s); layout {layout}; ProfilerStep#{first} is step 0",
+    "log_head": "meshscope import-trace: run {run}: {format} log(s) {logs}, {ranks} rank(s), "
+    "{records} rank-step record(s); layout {layout}; {format} step {first} is step 0",
+    "spans": "spans: {spans}",
+    "phases": "phases: {phases}",
+    "offsets": "clock offsets (ms, against rank {rank}): {offsets}",
+    "residual": "residual {residual_ms} ms over {matched} collective(s); a step is {step_ms} ms",
+    "unaligned": "not aligned (no shared collective): ranks {ranks}",
+    "straggler_rank": "straggler: rank {rank}, {phase} +{excess_ms} ms a step ({ratio}x the "
+    "median of its peers)",
+    "straggler_link": "straggler: link of group {ranks}, {phase} +{excess_ms} ms a step "
+    "({ratio}x the median of its peers)",
+    "no_layout": "the log does not say the layout: every rank taken as a DP replica (give --dp "
+    "--tp --pp --order)",
+    "note": "note: {note}",
+    "ranks_absent": "ranks absent from the log(s): {count}",
+    "priced": "priced a priori as the scenario link's model and hardware: {fields}",
+    "priced_defaults": "priced a priori as the scenario link's model and hardware: its defaults",
+    "stored": "{stored} new record(s) stored in {db}",
+}
+
+
+@dataclass(frozen=True)
+class Report:
+    """Lines of (key, params); the first is the head, the rest are indented under it."""
+
+    lines: tuple[tuple[str, dict[str, str]], ...] = ()
+
+    def __add__(self, other: Report) -> Report:
+        return Report(self.lines + other.lines)
+
+    def __str__(self) -> str:
+        return "\n".join(
+            ("  " if i else "") + TEMPLATES[key].format(**params)
+            for i, (key, params) in enumerate(self.lines)
+        )
+
+    def said(self) -> list[dict[str, object]]:
+        """The lines as the upload's answer carries them: key and params each."""
+        return [{"key": key, "params": params} for key, params in self.lines]
+
+
+def line(key: str, **params: object) -> Report:
+    """A one-line report; params become text here, so every language shows the same figures."""
+    TEMPLATES[key].format(**params)  # a missing or unknown placeholder fails here, not later
+    return Report(((key, {k: str(v) for k, v in params.items()}),))
+
+
+def stragglers(found) -> Report:
+    """find_stragglers' answer, a line each."""
+    out = Report()
+    for s in found:
+        figures = dict(phase=s.phase, excess_ms=f"{s.excess_s * 1e3:.1f}", ratio=f"{s.ratio:.2f}")
+        if s.cause == "rank":
+            out += line("straggler_rank", rank=s.ranks[0], **figures)
+        else:
+            out += line("straggler_link", ranks=list(s.ranks), **figures)
+    return out

@@ -1,0 +1,40 @@
+"""An import's report is keyed (app/importers/import_report.py), so /runs words it in the
+page's language: the English text is the CLI's, the catalogue's ``live.import.<key>`` is each
+template word for word in English and has the same placeholders in every language, and the
+upload's answer carries the keys and params (``said``) beside the English ``summary``."""
+
+import re
+import string
+
+import pytest
+
+from app import i18n
+from app.importers.import_report import TEMPLATES, Report, line
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def fields(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+@pytest.mark.parametrize("key", sorted(TEMPLATES))
+def test_each_line_is_in_every_catalogue_with_its_placeholders(key):
+    assert i18n.strings("en")[f"live.import.{key}"] == TEMPLATES[key]
+    zh = i18n.strings("zh")[f"live.import.{key}"]
+    assert fields(zh) == fields(TEMPLATES[key]) and CJK.search(zh)
+
+
+def test_the_english_text_is_the_head_then_indented_lines_with_the_params_as_text():
+    said = line("spans", spans="F 2, B 2")
+    report = line("ranks_absent", count=3) + said + line("stored", stored=5, db="x.sqlite3")
+    assert str(report) == (
+        "ranks absent from the log(s): 3\n  spans: F 2, B 2\n  5 new record(s) stored in x.sqlite3"
+    )
+    assert report.said()[2] == {"key": "stored", "params": {"stored": "5", "db": "x.sqlite3"}}
+    assert str(Report()) == ""
+
+
+def test_a_line_missing_a_param_fails_where_it_is_made():
+    with pytest.raises(KeyError):
+        line("residual", residual_ms="1.0")
