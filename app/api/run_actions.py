@@ -1,12 +1,14 @@
 """Whole-run answers from a run's per-action events in DuckDB (issue 25):
 
-* ``GET /api/runs/{run}/actions?first=&last=``: per rank and kind, steps seen, actions,
-  total, mean, p50 and p95 of the action durations over the current rows of those steps;
+* ``GET /api/runs/{run}/actions?first=&last=``: per rank (its dp, pp, tp, and cp and ep in
+  a run with either) and kind, steps seen, actions, total, mean, p50 and p95 of the action
+  durations over the current rows of those steps;
 * ``GET /api/runs/{run}/stragglers/run?first=&last=``: slow ranks and slow links over
   those steps, from each rank's medians (app/core/traces/run_stragglers.py); the window
   answer (``/stragglers``, app/api/run_stragglers.py) is unchanged;
 * ``GET /api/runs/{run}/actions.parquet?first=&last=``: the current actions as one Parquet
-  file, for pandas, polars or DuckDB.
+  file, for pandas, polars or DuckDB; its columns are the same for every run (cp and ep 0
+  in a run without them), so files of several runs concatenate.
 
 Each catches the run's segments up first (app/live/actions_segments.py) under the heavy
 admission (app/api/limits.py), one slot (app/api/costs.py ``ACTIONS``); the read token is
@@ -73,7 +75,11 @@ async def _asked(
 async def get_actions(
     request: Request, run: RunName, limiter: Admit, first: First = None, last: Last = None
 ) -> Response:
-    _, lo, hi, table = await _asked(request, run, limiter, first, last, actions_query.phase_table)
+    info, lo, hi, table = await _asked(
+        request, run, limiter, first, last, actions_query.phase_table
+    )
+    if info.cp == 1 and info.ep == 1:  # a 3D run's ranks are named as before cp and ep
+        table = [{k: v for k, v in r.items() if k not in ("cp", "ep")} for r in table]
     return _json({"run": run, "first": lo, "last": hi, "ranks": table})
 
 

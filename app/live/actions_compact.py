@@ -19,6 +19,11 @@ from pathlib import Path
 import duckdb
 
 SEGMENT = re.compile(r"^(\d+)-(\d+)\.parquet$")
+# What a segment's columns mean, in its Parquet footer: bumped whenever they change (2: cp
+# and ep coordinates, and ``covered`` under cp/ep waits too), so a segment an older server
+# wrote is rebuilt rather than read as if it were of this layout (actions_segments).
+LAYOUT = "2"
+FORMAT = f"FORMAT parquet, KV_METADATA {{meshscope_layout: '{LAYOUT}'}}"
 SMALL_BYTES = 32 * 2**20  # past this a segment is left as it is
 
 
@@ -58,7 +63,7 @@ def compact(
     con = duck()
     try:
         target = str(part).replace("'", "''")
-        con.execute(f"COPY (SELECT * FROM read_parquet([{listed}])) TO '{target}' (FORMAT parquet)")
+        con.execute(f"COPY (SELECT * FROM read_parquet([{listed}])) TO '{target}' ({FORMAT})")
     finally:
         con.close()
     os.replace(part, folder / f"{first}-{last}.parquet")

@@ -18,7 +18,10 @@ import duckdb
 from app.live.actions_segments import quoted
 
 COMPUTE = "('F', 'B', 'W')"
-COLUMNS = 'id, rank, step, attempt, t0, dp, pp, tp, kind, microbatch, chunk, start, "end", peer'
+AXES = ("dp", "pp", "tp", "cp", "ep")  # a rank's coordinate, in PHASES' column order
+COLUMNS = (
+    'id, rank, step, attempt, t0, dp, pp, tp, cp, ep, kind, microbatch, chunk, start, "end", peer'
+)
 # Per rank and attempt, the first step of the next attempt to start earlier: its rows from
 # that step on are superseded (app/live/store.py _record and _supersede_older).
 CUTS = """
@@ -30,13 +33,13 @@ WHERE cut IS NOT NULL
 """
 # per rank and kind over the current actions: steps seen, count, sum, mean, p50, p95
 PHASES = """
-SELECT rank, any_value(dp), any_value(pp), any_value(tp), kind, count(DISTINCT step), count(*),
-  sum(d), avg(d), quantile_cont(d, [0.5, 0.95])
+SELECT rank, any_value(dp), any_value(pp), any_value(tp), any_value(cp), any_value(ep), kind,
+  count(DISTINCT step), count(*), sum(d), avg(d), quantile_cont(d, [0.5, 0.95])
 FROM (SELECT *, "end" - start AS d FROM cur WHERE kind IS NOT NULL)
 GROUP BY rank, kind ORDER BY rank, kind
 """
 # per current record: compute (each F/B/W less the waits over it), tp, dp,
-# pp_wait and step time; then each rank's medians
+# pp_wait, cp, ep and step time; then each rank's medians
 MEDIANS = f"""
 , per AS (SELECT id, any_value(rank) AS rank,
     sum(CASE WHEN kind IN {COMPUTE} THEN "end" - start - covered ELSE 0 END)
@@ -44,9 +47,12 @@ MEDIANS = f"""
     sum(CASE WHEN kind = 'tp' THEN "end" - start ELSE 0 END) AS tp,
     sum(CASE WHEN kind = 'dp' THEN "end" - start ELSE 0 END) AS dp,
     sum(CASE WHEN kind = 'pp_recv' THEN "end" - start ELSE 0 END) AS pp_wait,
+    sum(CASE WHEN kind = 'cp' THEN "end" - start ELSE 0 END) AS cp,
+    sum(CASE WHEN kind = 'ep' THEN "end" - start ELSE 0 END) AS ep,
     coalesce(max("end"), 0) AS step
   FROM cur GROUP BY id)
-SELECT rank, median(compute), median(tp), median(dp), median(pp_wait), median(step)
+SELECT rank, median(compute), median(tp), median(dp), median(pp_wait), median(cp), median(ep),
+  median(step)
 FROM per GROUP BY rank ORDER BY rank
 """
 
@@ -84,16 +90,17 @@ def current_keys(con: duckdb.DuckDBPyConnection, files: list[Path]) -> set[tuple
 def phase_table(
     con: duckdb.DuckDBPyConnection, files: list[Path], first: int, last: int
 ) -> list[dict[str, Any]]:
-    """Per rank (with its coordinate) and kind: steps seen, actions, and the total, mean,
-    p50 and p95 of the action durations (quantile_cont: linear interpolation, as numpy's
-    default percentile), over the current rows of steps first..last."""
+    """Per rank (with its coordinate, cp and ep 0 in a run without them) and kind: steps
+    seen, actions, and the total, mean, p50 and p95 of the action durations (quantile_cont:
+    linear interpolation, as numpy's default percentile), over the current rows of steps
+    first..last."""
     if not files:
         return []
     sql = current(con, files, first, last) + PHASES
     out: list[dict[str, Any]] = []
-    for rank, dp, pp, tp, kind, steps, n, total, mean, (p50, p95) in con.execute(sql).fetchall():
+    for rank, *coord, kind, steps, n, total, mean, (p50, p95) in con.execute(sql).fetchall():
         if not out or out[-1]["rank"] != rank:
-            out.append({"rank": rank, "dp": dp, "pp": pp, "tp": tp, "kinds": {}})
+            out.append({"rank": rank, **dict(zip(AXES, coord, strict=True)), "kinds": {}})
         out[-1]["kinds"][kind] = {"steps": steps, "actions": n, "total_s": total,
                                   "mean_s": mean, "p50_s": p50, "p95_s": p95}  # fmt: skip
     return out
@@ -104,12 +111,12 @@ def rank_medians(
 ) -> dict[int, dict[str, float]]:
     """Per rank, the median over its current steps of: compute (F/B/W time less the union
     of the waits over it, ``covered`` in the segments, as app/core/traces/stragglers.py's
-    _phase_times), tp, dp and pp_wait (receive) time, and the step time (the last event's
-    end)."""
+    _phase_times), tp, dp, pp_wait (receive), cp and ep time, and the step time (the last
+    event's end)."""
     if not files:
         return {}
     sql = current(con, files, first, last) + MEDIANS
-    names = ("compute", "tp", "dp", "pp_wait", "step")
+    names = ("compute", "tp", "dp", "pp_wait", "cp", "ep", "step")
     return {row[0]: dict(zip(names, row[1:], strict=True)) for row in con.execute(sql).fetchall()}
 
 
@@ -121,7 +128,8 @@ def export(
     if not files:  # an empty file of the same columns, so a reader sees the schema
         con.execute(
             "CREATE TABLE cur (id BIGINT, rank INTEGER, step BIGINT, attempt INTEGER,"
-            " t0 DOUBLE, dp INTEGER, pp INTEGER, tp INTEGER, kind VARCHAR, microbatch INTEGER,"
+            " t0 DOUBLE, dp INTEGER, pp INTEGER, tp INTEGER, cp INTEGER, ep INTEGER,"
+            " kind VARCHAR, microbatch INTEGER,"
             ' chunk INTEGER, start DOUBLE, "end" DOUBLE, peer INTEGER)'
         )
         sql = f"SELECT {COLUMNS} FROM cur"

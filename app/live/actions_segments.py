@@ -8,8 +8,11 @@ ids only grow (one writer, rows never deleted), so catching up is reading the ro
 the last segment's last id. Rows of a dead attempt are kept here too, as in SQLite, and
 left out at query time by the store's own rule (actions_query.current).
 
-One row per action: id, rank, step, attempt, t0, dp, pp, tp, kind, microbatch, chunk,
-start, end, peer, and ``covered`` (below). A record without events keeps one row whose
+One row per action: id, rank, step, attempt, t0, dp, pp, tp, cp, ep, kind, microbatch,
+chunk, start, end, peer, and ``covered`` (below); cp and ep are 0 in a run without them
+(the stored JSON leaves a 0 out). Each segment names its layout in its footer
+(actions_compact.LAYOUT): one of another layout, or none, is dropped with its run's others
+and rebuilt. A record without events keeps one row whose
 kind is NULL, so its attempt still counts in the rule that decides which rows are current.
 """
 
@@ -29,7 +32,7 @@ from typing import TypeVar
 import duckdb
 
 from app.core.inputs.protocol import MAX_FRAME_BYTES
-from app.live.actions_compact import SEGMENT, compact, drop_covered
+from app.live.actions_compact import FORMAT, LAYOUT, SEGMENT, compact, drop_covered
 from app.live.schema import connect
 
 log = logging.getLogger("meshscope.live")
@@ -42,7 +45,8 @@ EVENT = (
 )
 RECORD = (
     "STRUCT(rank INTEGER, step BIGINT, attempt INTEGER, t0 DOUBLE,"
-    f" coord STRUCT(dp INTEGER, pp INTEGER, tp INTEGER), events {EVENT}[])"
+    " coord STRUCT(dp INTEGER, pp INTEGER, tp INTEGER, cp INTEGER, ep INTEGER),"
+    f" events {EVENT}[])"
 )
 COLUMNS = "{'id': 'BIGINT', 'r': '" + RECORD.replace("'", "''") + "'}"
 # A stored record is at most one frame (8 MiB); DuckDB's JSON buffers are sized from the
@@ -66,6 +70,7 @@ COVERED = """coalesce(list_sum(list_transform(e.clip, lambda x, i: greatest(0, x
 UNNEST = f"""
 SELECT id, r.rank AS rank, r.step AS step, r.attempt AS attempt, r.t0 AS t0,
   r.coord.dp AS dp, r.coord.pp AS pp, r.coord.tp AS tp,
+  coalesce(r.coord.cp, 0) AS cp, coalesce(r.coord.ep, 0) AS ep,
   e.kind AS kind, e.microbatch AS microbatch, e.chunk AS chunk, e.start AS start,
   e."end" AS "end", e.peer AS peer, {COVERED} AS covered
 FROM (SELECT id, r, unnest(CASE WHEN len(r.events) = 0 THEN [NULL]
@@ -73,6 +78,11 @@ FROM (SELECT id, r, unnest(CASE WHEN len(r.events) = 0 THEN [NULL]
       FROM read_json($src, format = 'newline_delimited', columns = {COLUMNS},
                      maximum_object_size = {2 * MAX_FRAME_BYTES}))
 """
+
+
+# How many of the segments name this layout in their footer (actions_compact.FORMAT).
+LAYOUT_SQL = """SELECT count(DISTINCT file_name) FROM parquet_kv_metadata(?)
+WHERE decode(key) = 'meshscope_layout' AND decode(value) = ?"""
 
 
 # A segment's write: 1,024 ranks' 20k-record chunk peaked at ~290 MiB RSS in all under it
@@ -211,7 +221,8 @@ class Segments:
         """The last id the segments hold, checked against SQLite whenever they are not the
         files this object last wrote or checked: as many records as the store has up to that
         id (else a segment went missing, or the database was replaced under the same name),
-        or the run's segments are dropped and rebuilt."""
+        or the run's segments are dropped and rebuilt; so are they when one is of another
+        layout (an older server's: actions_compact.LAYOUT)."""
         files = self.files(run)
         if not files:
             self._checked.pop(run, None)
@@ -222,11 +233,16 @@ class Segments:
         stored = conn.execute(
             "SELECT COUNT(*) FROM steps WHERE run = ? AND id <= ?", (run, last)
         ).fetchone()[0]
+        names = [str(f) for f in files]
         con = duck()
         try:
-            held = con.execute(
-                "SELECT COUNT(DISTINCT id) FROM read_parquet(?)", [[str(f) for f in files]]
-            ).fetchone()[0]
+            (ours,) = con.execute(LAYOUT_SQL, [names, LAYOUT]).fetchone()
+            if ours == len(files):
+                sql = "SELECT COUNT(DISTINCT id) FROM read_parquet(?)"
+                held = con.execute(sql, [names]).fetchone()[0]
+            else:  # an older server's segments: their columns mean something else
+                log.warning("action segments of %s of another layout, rebuilt", run)
+                held = -1
         except duckdb.Error as err:  # a corrupt segment: rebuilt below
             log.warning("action segments of %s unreadable, rebuilt: %s", run, err)
             held = -1
@@ -261,7 +277,7 @@ class Segments:
             con = duck(WRITE_MEMORY)
             try:
                 sql = UNNEST.replace("$src", f"'{quoted(Path(ndjson))}'")
-                con.execute(f"COPY ({sql}) TO '{quoted(part)}' (FORMAT parquet)")
+                con.execute(f"COPY ({sql}) TO '{quoted(part)}' ({FORMAT})")
             finally:
                 con.close()
             os.replace(part, folder / f"{first}-{last}.parquet")

@@ -3,7 +3,8 @@
 The window analysis (app/core/traces/stragglers.py) reads every record of a few steps; a
 whole run is read by a columnar engine (app/live/actions_query.py), which hands over one
 figure per rank and phase: the median over the run's steps of the rank's per-step compute
-(F/B/W less the waits nested in them), TP, DP and receive-wait time, and step time. The
+(F/B/W less the waits nested in them), TP, DP, receive-wait, CP and EP time, and step
+time (a run without cp or ep has 0 there, and no group of those axes to compare). The
 rules are the window analysis's, applied to those medians:
 
     excess(rank) = median_steps(compute) - median over its stage's ranks of the same
