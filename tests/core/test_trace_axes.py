@@ -1,6 +1,8 @@
 """Each collective's axis (app/core/traces/axes.py): a layout inferred from the groups the
 traces show, or given; refusal of a group that fits no rank order."""
 
+from dataclasses import replace
+
 import pytest
 from test_trace_parse import load
 
@@ -119,3 +121,56 @@ def test_cp_and_ep_groups_get_their_axes_under_megatrons_folding():
         r"stages or CP ranks under dp=2 tp=2 pp=1 cp=2 ep=4",
     ):
         label_run([rank_trace(0, 8, [Span("send", 5, 6, op="send", peer=4)])], layout)
+
+
+def tp_only_traces(named: bool) -> list[RankTrace]:
+    """dp=1 tp=2 pp=2 as the probe runs it (order tp-dp-pp): TP all-reduces on (0, 1) and
+    (2, 3), stages 0 and 1 two ranks apart. One family of groups, spaced 1, as a dp=2 tp=1
+    run's DP groups are; ``named``: the probe's "tp all_reduce ranks=[0, 1]" ranges."""
+    out = []
+    for r in range(4):
+        tp = (0, 1) if r < 2 else (2, 3)
+        peer = r + 2 if r < 2 else r - 2
+        spans = [Span("coll", 10, 20, op="all_reduce", group=tp),
+                 Span("send" if r < 2 else "recv", 30, 40, op="send", peer=peer)]  # fmt: skip
+        t = rank_trace(r, 4, spans)
+        out.append(replace(t, named=frozenset({(tp, "tp")})) if named else t)
+    return out
+
+
+def test_a_lone_family_named_tp_is_tp_not_dp():
+    # The probe's dp=1 tp=2 pp=2 traces were imported as dp=2 tp=1: every TP all-reduce
+    # stored as a DP one. Its ranges name the axis; by spacing alone one family is DP.
+    layout = infer_layout(tp_only_traces(named=True))
+    assert (layout.dp, layout.tp, layout.pp) == (1, 2, 2)
+    for t in label_run(tp_only_traces(named=True), layout):
+        assert [s.axis for s in t.steps[0].spans] == ["tp", "pp"]
+    unnamed = infer_layout(tp_only_traces(named=False))
+    assert (unnamed.dp, unnamed.tp, unnamed.pp) == (2, 1, 2)
+
+
+def test_named_axes_that_clash_fall_back_to_spacing():
+    # Two families both named tp (a mislabelled loop): spacing decides, as before.
+    traces = megatron_traces()
+    clash = frozenset({((0, 1), "tp"), ((0, 2), "tp")})
+    layout = infer_layout([replace(t, named=clash) for t in traces])
+    assert (layout.dp, layout.tp, layout.pp, layout.order) == (2, 2, 2, ("tp", "dp", "pp"))
+
+
+def test_kineto_reads_axis_names_from_probe_ranges_and_device_mesh_groups():
+    doc = {
+        "distributedInfo": {"rank": 0, "world_size": 4, "pg_config": [
+            {"pg_desc": "default_pg", "ranks": [0, 1, 2, 3]},
+            {"pg_desc": "mesh_pp", "ranks": [0, 2]},
+            {"pg_desc": "mesh_dp", "ranks": [0]}]},
+        "traceEvents": [
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 100,
+             "pid": 1, "tid": 1},
+            {"ph": "X", "cat": "user_annotation", "name": "tp all_reduce ranks=[0, 1]",
+             "ts": 10, "dur": 5, "pid": 1, "tid": 1},
+            {"ph": "X", "cat": "user_annotation", "name": "gloo:all_reduce", "ts": 11, "dur": 3,
+             "pid": 1, "tid": 1}],
+    }  # fmt: skip
+    t = parse_rank(doc, "rank0")
+    assert t.named == frozenset({((0, 1), "tp"), ((0, 2), "pp")})
+    assert [s.group for s in t.steps[0].spans if s.kind == "coll"] == [(0, 1)]

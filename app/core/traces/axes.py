@@ -120,7 +120,7 @@ def infer_layout(traces: Sequence[RankTrace], gpus_per_node: int = 8) -> Layout:
             f"process group {list(families[extra])} is a fourth family of groups beside "
             "TP, CP and DP: it fits no rank order of dp, tp, cp and pp"
         )
-    names = (["dp"], ["tp", "dp"], ["tp", "cp", "dp"])[max(len(families), 1) - 1]
+    names = _family_names(families, _named_groups(traces))
     for name, (stride, size) in zip(names, sorted(families), strict=False):
         sizes[name], strides[name] = size, stride
     product = sizes.get("dp", 1) * sizes.get("tp", 1) * sizes.get("pp", 1) * sizes.get("cp", 1)
@@ -144,6 +144,27 @@ def infer_layout(traces: Sequence[RankTrace], gpus_per_node: int = 8) -> Layout:
     for g in _groups_seen(traces):
         _group_axis(layout, g, "")  # refuses a group that the inferred layout does not hold
     return layout
+
+
+def _named_groups(traces: Sequence[RankTrace]) -> dict[tuple[int, ...], str]:
+    """The axis each group's own name states (the probe's ranges, DeviceMesh's pg_desc),
+    for the groups no two names disagree on."""
+    seen: dict[tuple[int, ...], set[str]] = {}
+    for t in traces:
+        for group, axis in t.named:
+            seen.setdefault(group, set()).add(axis)
+    return {g: next(iter(a)) for g, a in seen.items() if len(a) == 1}
+
+
+def _family_names(families: dict[tuple[int, int], tuple], named: dict) -> list[str]:
+    """Each family's axis, closest spaced first: by spacing (module docstring), unless the
+    groups name their axes. One family alone is DP by spacing, yet a dp=1 tp=2 run's TP
+    groups look the same; the probe names them ("tp all_reduce ranks=[0, 1]")."""
+    keys = sorted(families)
+    default = (["dp"], ["tp", "dp"], ["tp", "cp", "dp"])[max(len(keys), 1) - 1]
+    picked = [named.get(families[k]) for k in keys]
+    picked = [p if p in ("tp", "cp", "dp") else d for p, d in zip(picked, default, strict=False)]
+    return picked if len(set(picked)) == len(picked) else default
 
 
 def _order(sizes: dict[str, int], strides: dict[str, int], spare: str | None) -> tuple[str, ...]:

@@ -22,10 +22,24 @@ NOT_A_TRANSFER = frozenset({"wait", "init", "barrier_wait", "coalesced", ""})
 GROUP_RANGE = re.compile(r"ranks=\[([\d, ]+)\]")
 
 
+# The axes a group's own name may state: the probe's range ("tp all_reduce ranks=[0, 1]") and
+# torch's DeviceMesh process groups (pg_desc "mesh_tp": torch/distributed/device_mesh.py).
+NAMED_AXES = frozenset({"tp", "cp", "dp", "pp", "ep"})
+
+
 def range_group(name: str) -> tuple[int, ...] | None:
     """The group a ``... ranks=[a, b]`` range names, else None."""
     m = GROUP_RANGE.search(name)
     return group_ranks(f"[{m[1]}]") if m else None
+
+
+def named_axis(name: object) -> str | None:
+    """tp, cp, dp, pp or ep where a group's name states it ("tp all_reduce ranks=[0, 1]",
+    "mesh_tp"), else None: one family of groups alone cannot tell TP from DP by spacing."""
+    if not isinstance(name, str) or not name.strip():
+        return None
+    word = name.split()[0].lower().removeprefix("mesh_")
+    return word if word in NAMED_AXES else None
 
 
 def action(name: str) -> tuple[str, int, int | None] | None:

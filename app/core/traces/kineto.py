@@ -46,12 +46,17 @@ def _rank_and_world(header: dict, name: str) -> tuple[int, int]:
 
 
 def _pg_groups(header: dict) -> frozenset[tuple[int, ...]]:
-    out = set()
+    return frozenset(g for g, _ in _pg_named(header))
+
+
+def _pg_named(header: dict) -> list[tuple[tuple[int, ...], str | None]]:
+    """pg_config's groups of two or more ranks, each with the axis its pg_desc names."""
+    out = []
     for pg in header["distributedInfo"].get("pg_config") or []:
         ranks = classify.group_ranks(pg.get("ranks")) if isinstance(pg, dict) else None
         if ranks and len(ranks) > 1:
-            out.add(ranks)
-    return frozenset(out)
+            out.append((ranks, classify.named_axis(pg.get("pg_desc"))))
+    return out
 
 
 class _Collected:
@@ -64,6 +69,7 @@ class _Collected:
         self.kernels: list[Span] = []
         self.notes: list[tuple[str, float, float, tuple]] = []
         self.group_ranges: list[tuple[float, float, tuple[int, ...]]] = []
+        self.named: set[tuple[tuple[int, ...], str]] = set()  # ranges' (group, axis)
         self.param_comms: list[Span] = []
         self.p2p_peers: dict[tuple, list[int | None]] = defaultdict(list)
         self.cuda = False
@@ -101,6 +107,8 @@ class _Collected:
             self.notes.append((name, start, end, thread))
         elif (group := classify.range_group(name)) is not None:
             self.group_ranges.append((start, end, group))
+            if (axis := classify.named_axis(name)) is not None:
+                self.named.add((group, axis))
         elif classify.action(name) or classify.phase(name):  # not every module's range
             self.ranges.append((name, start, end, thread))
 
@@ -244,6 +252,7 @@ def parse_events(header: dict, events: Iterable[Any], name: str) -> RankTrace:
     return RankTrace(
         name=name, rank=rank, world=world, device="cuda" if c.cuda else "cpu",
         dtype=c.dtype or "fp32", steps=tuple(out), groups=_pg_groups(header),
+        named=frozenset(c.named | {(g, a) for g, a in _pg_named(header) if a}),
         counts=dict(Counter(s.kind for st in out for s in st.spans)),
     )  # fmt: skip
 

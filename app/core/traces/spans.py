@@ -54,4 +54,6 @@ class RankTrace:
     dtype: str  # "bf16" when the collectives carried BFloat16, else "fp32"
     steps: tuple[StepSpans, ...]
     groups: frozenset[tuple[int, ...]] = field(default_factory=frozenset)  # pg_config's
+    # (group, axis) where the trace names a group's axis (classify.named_axis)
+    named: frozenset[tuple[tuple[int, ...], str]] = field(default_factory=frozenset)
     counts: dict[str, int] = field(default_factory=dict)  # spans seen per kind, for the report
