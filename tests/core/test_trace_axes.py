@@ -174,3 +174,23 @@ def test_kineto_reads_axis_names_from_probe_ranges_and_device_mesh_groups():
     t = parse_rank(doc, "rank0")
     assert t.named == frozenset({((0, 1), "tp"), ((0, 2), "pp")})
     assert [s.group for s in t.steps[0].spans if s.kind == "coll"] == [(0, 1)]
+
+
+def test_a_layout_that_misplaces_the_sends_is_refused_in_the_pages_language():
+    # /runs with dp=4 typed for a dp=2 pp=2 upload answered in English on the zh page: the
+    # refusal had no key. Its English is unchanged (the CLI's); zh words it in Chinese.
+    from app import i18n
+    from app.i18n.errors import message
+
+    with pytest.raises(TraceError) as caught:
+        label_run(megatron_traces(), Layout(dp=2, tp=2, pp=2, order=("tp", "pp", "dp")))
+    err = caught.value
+    assert str(err).startswith("rank0.json: send between ranks 0 and 4 is not between pipeline")
+    assert err.key == "send_not_stages" and (err.params["rank"], err.params["peer"]) == (0, 4)
+    detail = {"type": f"trace.{err.key}", "ctx": err.params, "msg": str(err)}
+    zh = message(detail, "zh", i18n.strings("zh"))
+    assert zh.startswith("rank0.json: ") and "流水线" in zh and "dp=2 tp=2 pp=2" in zh
+    bare = [rank_trace(0, 8, [Span("coll", 1, 2, op="all_reduce")], "g0.json")]
+    with pytest.raises(TraceError) as caught:
+        label_run(bare, Layout(dp=2, tp=2, pp=2))
+    assert caught.value.key == "no_group_ranks" and caught.value.params["axes"] == 2

@@ -225,10 +225,8 @@ def _span_axis(layout: Layout, t: RankTrace, s: Span) -> str | None:
         live = [a for a in ("tp", "cp", "ep", "dp") if layout.size(a) > 1]
         if len(live) == 1:  # the trace names no group (gloo): the one collective axis
             return live[0]
-        raise TraceError(
-            f"{where}collective {s.op} has no Process Group Ranks (the backend did not "
-            f"record them) and {_describe(layout)} has {len(live)} collective axes"
-        )
+        raise refuse("no_group_ranks", where=where, op=s.op, layout=_describe(layout),
+                     axes=len(live))  # fmt: skip
     if s.kind in ("send", "recv"):
         if s.peer is None:
             return "pp" if layout.pp > 1 else None
@@ -236,9 +234,9 @@ def _span_axis(layout: Layout, t: RankTrace, s: Span) -> str | None:
             return "pp"
         if layout.cp > 1 and s.peer in layout.group("cp", t.rank) and s.peer != t.rank:
             return "cp"  # ring attention's exchange between CP ranks (Liu et al. 2023)
-        between = "pipeline stages" if layout.cp == 1 else "pipeline stages or CP ranks"
-        raise TraceError(f"{where}{s.kind} between ranks {t.rank} and {s.peer} is not "
-                         f"between {between} under {_describe(layout)}")  # fmt: skip
+        key = "send_not_stages" if layout.cp == 1 else "send_not_stages_cp"
+        raise refuse(key, where=where, kind=s.kind, rank=t.rank, peer=s.peer,
+                     layout=_describe(layout))  # fmt: skip
     return None
 
 

@@ -44,6 +44,12 @@ TEMPLATES = {
     "axis in any rank order of dp, tp, cp and pp",
     "group_no_axis": "{where}process group {group} is no group of tp, cp, ep, dp or pp under "
     "{layout}: give the layout with --dp --tp --pp --cp --ep --order",
+    "send_not_stages": "{where}{kind} between ranks {rank} and {peer} is not between pipeline "
+    "stages under {layout}",
+    "send_not_stages_cp": "{where}{kind} between ranks {rank} and {peer} is not between "
+    "pipeline stages or CP ranks under {layout}",
+    "no_group_ranks": "{where}collective {op} has no Process Group Ranks (the backend did not "
+    "record them) and {layout} has {axes} collective axes",
     "align_refused": "clock alignment refused: after the offsets found, one collective's ends "
     "still differ by {residual_ms} ms, more than a step ({step_ms} ms): the files profiled "
     "different steps, or are not of one run",
