@@ -39,7 +39,8 @@ router = APIRouter(
 )
 RunName = Annotated[str, Path(pattern=RUN_NAME_PATTERN, max_length=64)]
 Admit = Annotated[Admission, Depends(heavy)]
-AXIS_OF = {"tp": "tp", "dp": "dp", "pp_wait": "pp"}  # a slow link's phase -> its axis
+# a slow link's phase -> its axis (cp and ep in a run with them: stragglers.PHASES)
+AXIS_OF = {"tp": "tp", "dp": "dp", "pp_wait": "pp", "cp": "cp", "ep": "ep"}
 JSON_BODY = {200: {"content": {"application/json": {"schema": {"type": "object"}}}}}
 
 

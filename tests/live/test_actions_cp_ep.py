@@ -178,3 +178,24 @@ def test_a_merged_segment_keeps_the_layout(store):
     segments.query(info.run, lambda c, f: None)
     (merged,) = segments.files(info.run)
     assert _layouts([merged]) == [LAYOUT]
+
+
+def test_the_straggler_routes_name_a_slow_cp_link(tmp_path):
+    """Both answers word a CP group as a link of axis cp (app/api/run_stragglers.AXIS_OF had
+    no cp: the finding was a 500)."""
+    from fastapi.testclient import TestClient
+
+    from app.main import create_app
+    from app.settings import Settings
+
+    app = create_app(Settings(db=tmp_path / "c.sqlite3", ingest_token=TOKEN))
+    with TestClient(app, base_url="http://127.0.0.1") as c:
+        info = cp_ep_info("slow", dp=2, tp=1, pp=2, cp=2, ep=2)
+        slow = run_layout(info).group("cp", 0)
+        store_cp_ep(app.state.live.store, info, set(slow))
+        for path in ("stragglers/run", f"stragglers?step={STEPS - 1}"):
+            r = c.get(f"/api/runs/slow/{path}")
+            assert r.status_code == 200, (path, r.text)
+            (found,) = r.json()["stragglers"]
+            assert (found["cause"], found["phase"], found["axis"]) == ("link", "cp", "cp")
+            assert found["ranks"] == sorted(slow)
