@@ -231,6 +231,7 @@ def analyse(
     actions = measured.residuals(mine, tl, first - t0, t0) if tl else []
     replay = predicted_json(tl, first - t0, tail) if tl else None
     prior = a_priori.predict(info, registry)  # its memory figures serve run_memory too
+    flow = replay_link.flow_query(prior, durations)  # the run's scenario, measured
     return {
         "run": info.run,
         "step": step,
@@ -250,7 +251,8 @@ def analyse(
         "replay": replay,
         "predicted": replay,  # the replay's old name: API readers keep working
         "a_priori": prior,
-        "flow_query": replay_link.flow_query(prior, durations),  # the run's scenario, measured
+        "flow_query": flow,
+        "flow_left_out": replay_link.left_out(info, flow),  # the run's axes the view lacks
         "shares": shares_json(breakdowns, measured.parts_of(info)),
         "durations": [
             {"stage": s, "f": d.f, "b": d.b, "w": d.w, "p2p": d.p2p, "tail": tail[s]}

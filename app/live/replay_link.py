@@ -5,6 +5,12 @@ an import's scenario link: app/live/a_priori.py) with each pipeline stage's mean
 (app/core/fidelity/measured.stage_durations) as the scenario's per-stage times, in
 milliseconds, and the fastest receive as its p2p hop: the flow view then animates the
 replay the run page draws, where every view and knob of the planning side applies to it.
+
+The mesh is the run's: the prediction's scenario carries its dp, tp, pp, cp and rank order
+(as RunInfo.order spells it), and its ep where that scenario's model has experts to place
+(an import's scenario link to a MoE model). The probe's GPT, or a link to a dense model,
+has none: EP adds no ranks, so the view opens the same ranks without the expert groups, and
+``left_out`` names ep for the page to say so.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.core.inputs.protocol import RunInfo
 from app.core.inputs.scenario import Scenario, ScenarioError
 from app.core.schedules import SPLIT_BACKWARD
 from app.core.simulate import Durations
@@ -40,3 +47,11 @@ def flow_query(prior: dict[str, Any], durations: list[Durations]) -> dict[str, s
     except (ValidationError, ScenarioError):
         return None
     return query
+
+
+def left_out(info: RunInfo, query: dict[str, str] | None) -> list[str]:
+    """The run's axes the flow view's scenario does not draw: ep, when the run has it and the
+    scenario (no experts to place: see the module docstring) does not."""
+    if query is None or info.ep == 1:
+        return []
+    return [] if query.get("ep") == str(info.ep) else ["ep"]
