@@ -16,6 +16,8 @@ const causesOf = (a) => ["compute_s", ...a.bubble.causes].map((key) => [key, CAU
 const causeName = (key) => tr(`live.cause.${key}`);
 const TREND_WINDOW = 500; // points kept by extendTraces
 const small = { margin: { l: 60, r: 10, t: 10, b: 60 }, height: 280 };
+const CELL_CHROME = 140; // px of the heatmap's width that are not cells: margins, colour bar
+const CELL_TEXT = 48; // px a cell needs for its "rank N" and value
 const WHOLE_TICKS_UP_TO = 12; // a whole-number axis spanning at most this many gets a tick each
 const wholeTicks = (span) => (span <= WHOLE_TICKS_UP_TO ? { tick0: 0, dtick: 1 } : {});
 
@@ -55,7 +57,12 @@ export async function drawHeatmap(div, a, metric) {
   const z = h.metrics[metric];
   const fmt = metric === "mem_bytes" ? bytes : metric === "step_time_s" ? seconds : pct;
   const text = z.map((row, i) => row.map((v, j) => `rank ${h.ranks[i][j]}<br>${v === null ? "—" : fmt(v)}`));
-  const trace = { type: "heatmap", x: h.x, y: h.y, z, text, hoverinfo: "text", texttemplate: "%{text}",
+  // Each cell names its rank and value where it has room for "rank 12" (~48 px past the
+  // margins and the colour bar): a CP run's (dp, cp, tp) columns doubled, and a phone's eight
+  // ran into each other. The hover names them either way.
+  const room = (div.clientWidth - CELL_CHROME) / Math.max(h.x.length, 1);
+  const shown = room >= CELL_TEXT ? "%{text}" : "";
+  const trace = { type: "heatmap", x: h.x, y: h.y, z, text, hoverinfo: "text", texttemplate: shown,
     colorscale: "YlOrRd", reversescale: true, showscale: true, xgap: 2, ygap: 2 }; // high = red
   const Plotly = await whenPlotly();
   // Column labels (dp0·tp1) at the bubble chart's size: at 14 px four of them filled a phone's

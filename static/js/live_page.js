@@ -222,7 +222,7 @@ async function drawStragglers(a) {
   const data = await fetchStragglers(run, a.step);
   if (data) {
     state.stragglers = data;
-    showStragglers($("straggler-list"), $("straggler-hint"), data);
+    showStragglers($("straggler-list"), $("straggler-hint"), data, state.info);
     markRankStates($("rank-states"), data);
   }
   await markHeatmap($("heatmap"), a, state.stragglers);
@@ -255,6 +255,9 @@ function showCompare(a) {
     if (lang === "zh") q.set("lang", "zh");
     link.href = `/flow?${q}`;
   }
+  // An axis of the run the scenario cannot draw (ep on a model with no experts) is said.
+  const note = a.flow_query && a.flow_left_out?.includes("ep") ? fill("live.replay_flow_no_ep", { ep: state.info?.ep }) : "";
+  $("replay-flow-note").textContent = note;
 }
 
 function showAdvice(lines) {

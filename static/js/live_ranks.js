@@ -12,10 +12,11 @@ export function rankList(ranks) {
   return Object.entries(ranks ?? {}).map(([rank, state]) => [Number(rank), state, null]);
 }
 
-// One row per pipeline stage's worth of ranks (tp x pp per DP replica) keeps the mesh's shape.
+// One row per DP replica's ranks (tp x cp x pp; cp is in the info only when > 1) keeps the
+// mesh's shape.
 export function drawRankStates(el, ranks, info) {
   const list = rankList(ranks).sort((a, b) => a[0] - b[0]);
-  const cols = info ? Math.min(Math.max(info.tp * info.pp, 1), 64) : 16;
+  const cols = info ? Math.min(Math.max(info.tp * (info.cp ?? 1) * info.pp, 1), 64) : 16;
   el.style.gridTemplateColumns = `repeat(${Math.min(cols, Math.max(list.length, 1))}, minmax(6px, 18px))`;
   el.replaceChildren(...list.map(([rank, state, role]) => {
     const cell = document.createElement("span");

@@ -27,8 +27,9 @@ export function sentence(s) {
   return fill("live.straggler.link", { ranks: s.ranks.join(", "), axis: s.axis.toUpperCase(), phase, excess, ratio: ratio(s.ratio) });
 }
 
-// The panel: one line per finding, largest first as the server sorts them.
-export function showStragglers(listEl, hintEl, data) {
+// The panel: one line per finding, largest first as the server sorts them. info: the run's
+// (cp only when > 1): a CP run's stage peers are DP x CP x TP.
+export function showStragglers(listEl, hintEl, data, info) {
   const found = data.stragglers;
   const items = found.length ? found.map(sentence) : [fill("live.stragglers_none", { steps: steps(data.steps) })];
   listEl.replaceChildren(...items.map((text, i) => {
@@ -40,7 +41,8 @@ export function showStragglers(listEl, hintEl, data) {
   }));
   listEl.dataset.step = String(data.step);
   listEl.dataset.slowRanks = found.filter((s) => s.cause === "rank").map((s) => s.ranks[0]).join(",");
-  hintEl.textContent = fill("live.stragglers_hint", { steps: steps(data.steps) });
+  const hint = info?.cp > 1 ? "live.stragglers_hint.cp" : "live.stragglers_hint";
+  hintEl.textContent = fill(hint, { steps: steps(data.steps) });
 }
 
 // Which ranks to outline, and how: a slow rank wins over a link it belongs to.

@@ -1,0 +1,129 @@
+"""The run page's words for a run with context (cp) and expert (ep) parallelism (issue 25),
+in Chromium: the timeline, grid and bubble hints name the run's own mesh ((dp, pp, cp, tp)
+rows, (dp, cp, tp) columns, CP/EP among the causes), the stragglers' hint its DP × CP × TP
+stage peers, a slow CP group is worded as CP exchanges in both straggler lists, the flow
+link says that EP is not drawn for a model without experts, the rank squares keep one row
+per DP replica, and a phone's heatmap too narrow for its cells' text leaves it to the hover.
+A 3D run's page says what it said before. 1440 px in English, 390 px in zh."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.browser.conftest import shot, stored_server
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))
+from cp_ep_support import cp_ep_info, cp_ep_records  # noqa: E402  (tests/live's run fixtures)
+from support import TOKEN, records, run_info  # noqa: E402
+
+from app.core.inputs.protocol import ProbeRecord, run_layout  # noqa: E402
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+
+
+def _slow_cp(info, step: int) -> list[ProbeRecord]:
+    """The step's records, CP group 0's exchanges 5x as long."""
+    slow = set(run_layout(info).group("cp", 0))
+    out = []
+    for r in cp_ep_records(info, step):
+        if r.rank in slow:
+            events = [e.model_copy(update={"end": e.start + 0.010}) if e.kind == "cp" else e
+                      for e in r.events]  # fmt: skip
+            r = r.model_copy(update={"events": events})
+        out.append(r)
+    return out
+
+
+def _ops() -> list:
+    slow = cp_ep_info("slowcp", dp=2, tp=1, pp=2, cp=2, ep=2, steps=3)
+    wide = cp_ep_info("wide", dp=2, tp=2, pp=1, cp=2, ep=2, steps=3)  # 8 grid columns
+    plain = run_info("plain", dp=2, tp=2, pp=2, steps=3, m=4)
+    ops = [("hello", (i, 0, 0, 1.0)) for i in (slow, wide, plain)]
+    for step in range(3):
+        ops += [("record", (r, 1.0)) for r in _slow_cp(slow, step)]
+        ops += [("record", (r, 1.0)) for r in cp_ep_records(wide, step)]
+        recs = [ProbeRecord.model_validate(r) for r in records(plain, step, t0=2000.0 + step)]
+        ops += [("record", (r, 1.0)) for r in recs]
+    return ops
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    with stored_server(tmp_path_factory, "cpep_hints", TOKEN, _ops()) as url:
+        yield url
+
+
+HINTS = """() => {
+  const hints = (id) => [...document.querySelectorAll(`#${id} p.hint`)].map((p) => p.innerText);
+  const texts = [...document.querySelectorAll('#heatmap text')].map((t) => t.textContent);
+  return {
+    timeline: hints('timeline-card').join(' '),
+    where: hints('bubble-card').join(' '),
+    grid: hints('heatmap-card').join(' '),
+    stragglers: document.querySelector('#straggler-list').innerText,
+    whole: document.querySelector('#whole-run-list').innerText,
+    note: document.querySelector('#replay-flow-note').innerText,
+    link: !document.querySelector('#replay-flow').hidden,
+    squares: getComputedStyle(document.querySelector('#rank-states'))
+      .gridTemplateColumns.split(' ').length,
+    cellText: texts.filter((t) => t.startsWith('rank ')).length,
+    overflow: document.documentElement.scrollWidth - window.innerWidth,
+  };
+}"""
+
+
+def _open(page, url: str) -> dict:
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector("body[data-drawn-step]")
+    page.wait_for_selector("#heatmap g.xtick text", state="attached")
+    page.wait_for_selector("#straggler-list[data-step]")
+    page.wait_for_function("!document.querySelector('#whole-run-list .muted')")
+    return page.evaluate(HINTS)
+
+
+def test_a_cp_run_says_its_mesh_in_english_at_1440(page, base):
+    page.set_viewport_size({"width": 1440, "height": 1000})
+    got = _open(page, f"{base}/runs/slowcp?lang=en")
+    shot(page, "run_cp_ep_hints_en_1440")
+    assert "grouped by (dp, pp, cp, tp)" in got["timeline"]
+    assert "columns (dp, cp, tp) triples" in got["grid"]
+    assert "TP, CP and DP collectives, EP's all-to-all" in got["where"]
+    assert "its DP × CP × TP peers" in got["grid"]
+    for found in (got["stragglers"], got["whole"]):
+        assert "Ranks 0, 1 (CP group): CP exchanges +" in found, found
+        assert "live.straggler" not in found
+    assert got["link"] and "without their EP 2 groups" in got["note"]
+    assert got["squares"] == 4  # tp 1 x cp 2 x pp 2: a DP replica a row
+    assert got["cellText"] == 8 and got["overflow"] <= 0
+
+
+def test_a_cp_run_says_its_mesh_in_chinese_at_390(page, base):
+    page.set_viewport_size({"width": 390, "height": 844})
+    got = _open(page, f"{base}/runs/slowcp?lang=zh")
+    shot(page, "run_cp_ep_hints_zh_390")
+    assert "按 (dp, pp, cp, tp) 分组" in got["timeline"]
+    assert "列是 (dp, cp, tp) 组合" in got["grid"] and "DP × CP × TP" in got["grid"]
+    assert "TP、CP 与 DP 集合通信、EP 的 All-to-All" in got["where"]
+    assert "（CP 组）：CP 通信每步多" in got["stragglers"] and "（CP 组）" in got["whole"]
+    assert "EP 2 的专家组" in got["note"]
+    assert got["overflow"] <= 0
+
+
+def test_a_phones_eight_columns_leave_the_cell_text_to_the_hover(page, base):
+    page.set_viewport_size({"width": 390, "height": 844})
+    narrow = _open(page, f"{base}/runs/wide?lang=zh")
+    assert narrow["cellText"] == 0 and narrow["overflow"] <= 0
+    page.set_viewport_size({"width": 1440, "height": 1000})
+    assert _open(page, f"{base}/runs/wide?lang=en")["cellText"] == 8
+
+
+def test_a_3d_runs_hints_are_unchanged(page, base):
+    page.set_viewport_size({"width": 1440, "height": 1000})
+    got = _open(page, f"{base}/runs/plain?lang=en")
+    assert "grouped by (dp, pp, tp)." in got["timeline"]
+    assert "columns (dp, tp) pairs" in got["grid"] and "its DP × TP peers" in got["grid"]
+    assert "TP and DP collectives, and host time" in got["where"]
+    assert got["note"] == "" and got["squares"] == 4  # tp 2 x pp 2
