@@ -112,7 +112,8 @@ async def _read(
     """Until the peer leaves (None) or a fatal problem (its reason)."""
     bucket = TokenBucket(live.config.rate_frames_per_s, live.config.rate_burst)
     while True:
-        await room.wait()  # too many records unanswered: stop reading, TCP pushes back
+        if room.used >= room.cap:  # too many records unanswered: stop reading, TCP pushes back
+            await room.wait()
         message = await ws.receive()
         if message["type"] == "websocket.disconnect":
             return None
@@ -166,7 +167,7 @@ async def _send(ws: WebSocket, outbox: asyncio.Queue, room: Room) -> None:
             await ws.send_text(error("internal", "store write failed; reconnect and resend"))
             await ws.close(code=INTERNAL_ERROR)
             return
-        latest = item.ack
+        latest = item
         while not outbox.empty():
             nxt = outbox.get_nowait()
             ready = isinstance(nxt, PendingAck) and nxt.future.done()
@@ -174,8 +175,8 @@ async def _send(ws: WebSocket, outbox: asyncio.Queue, room: Room) -> None:
                 carry = nxt
                 break
             room.give(nxt)
-            latest = nxt.ack
-        await ws.send_text(latest)
+            latest = nxt
+        await ws.send_text(latest.ack)  # the last one covers those before it
 
 
 async def _send_batch(ws: WebSocket, item: PendingBatch) -> bool:

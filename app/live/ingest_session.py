@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import msgspec
 from pydantic import ValidationError
@@ -40,15 +40,21 @@ from app.live.services import Live
 from app.live.store import RowRejected, Welcome
 
 
-@dataclass(frozen=True)
-class PendingAck:
+# Named tuples, one per record or frame read: ~1 us less to make than frozen dataclasses.
+class PendingAck(NamedTuple):
     future: asyncio.Future  # the record's commit
-    ack: str  # the ack frame to send when it resolves
-    what: str = "record"  # names the record in the error frame if the store refuses it
+    rec: AnyRecord  # submitted; its ack frame (ack_of) only when sent: acks coalesce
+
+    @property
+    def ack(self) -> str:  # the ack frame to send when it resolves
+        return ack_of(self.rec)
+
+    @property
+    def what(self) -> str:  # names the record in the error frame if the store refuses it
+        return what_of(self.rec)
 
 
-@dataclass(frozen=True)
-class PendingBatch:
+class PendingBatch(NamedTuple):
     future: asyncio.Future  # the records' commit: their results in order (Writer.submit_many)
     recs: list  # submitted; ack_of/what_of only when sent (one ack covers a whole frame)
 
@@ -236,7 +242,7 @@ class Session:
             return self._strike(problem)
         # A partial record (the step this rank did not finish) is kept apart from the steps.
         future = self.live.writer.submit("stop" if rec.stopped else "record", rec, time.time())
-        return [PendingAck(future, ack_of(rec), what_of(rec))]
+        return [PendingAck(future, rec)]
 
     def _on_records(self, recs: list) -> list:
         """A records frame: every record admitted as ``_on_record`` would, the admitted ones

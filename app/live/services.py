@@ -102,6 +102,7 @@ class Live:
 
     # -- commits -> viewers and liveness -------------------------------------------------------
     def _committed(self, committed: Committed) -> None:
+        stored = self.stats.records
         for op, args, result in committed:
             try:
                 if op == "record":
@@ -114,13 +115,14 @@ class Live:
                     self._hello_committed(args[0], args[2], result)
             except Exception:  # noqa: BLE001 - a fan-out bug must not stop the writer
                 log.exception("live fan-out failed for %s", op)
+        if self.stats.records > stored:  # the rate window once a transaction, not a record
+            self.stats.rate.add(self.stats.records - stored)
 
     def _record_committed(self, rec, outcome: Outcome) -> None:
         if not outcome.stored:
             self.stats.duplicates += 1
             return
         self.stats.records += 1
-        self.stats.rate.add()
         b = outcome.breakdown
         self.liveness.stored(rec.run, rec.rank, rec.step, rec.t0 + b.step_time_s)
         if outcome.superseded:

@@ -54,7 +54,7 @@ async def _send(srv, info, attempt: int, frames: list[str], hold=None) -> list[d
         for i, frame in enumerate(frames):
             await ws.send(frame)
             if blocker is not None and i == 0:  # the writer takes it alone, then waits
-                await _until(lambda: live.stats.frames >= before + 1 and live.writer.queue.empty())
+                await _until(lambda: live.stats.frames >= before + 1 and not live.writer.queue)
         await _until(lambda: live.stats.frames >= before + len(frames))
         if blocker is not None:
             blocker.execute("ROLLBACK")
