@@ -63,6 +63,7 @@ HINTS = """() => {
     timeline: hints('timeline-card').join(' '),
     where: hints('bubble-card').join(' '),
     grid: hints('heatmap-card').join(' '),
+    advice: hints('advice-card').join(' '),
     stragglers: document.querySelector('#straggler-list').innerText,
     whole: document.querySelector('#whole-run-list').innerText,
     note: document.querySelector('#replay-flow-note').innerText,
@@ -96,6 +97,7 @@ def test_a_cp_run_says_its_mesh_in_english_at_1440(page, base):
         assert "Ranks 0, 1 (CP group): CP exchanges +" in found, found
         assert "live.straggler" not in found
     assert got["link"] and "without their EP 2 groups" in got["note"]
+    assert "No rule reads the CP or EP time yet" in got["advice"]
     assert got["squares"] == 4  # tp 1 x cp 2 x pp 2: a DP replica a row
     assert got["cellText"] == 8 and got["overflow"] <= 0
 
@@ -127,3 +129,4 @@ def test_a_3d_runs_hints_are_unchanged(page, base):
     assert "columns (dp, tp) pairs" in got["grid"] and "its DP × TP peers" in got["grid"]
     assert "TP and DP collectives, and host time" in got["where"]
     assert got["note"] == "" and got["squares"] == 4  # tp 2 x pp 2
+    assert "CP" not in got["advice"]
