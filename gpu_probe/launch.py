@@ -36,6 +36,7 @@ import torch.multiprocessing as mp
 from gpu_probe import lifeline
 from gpu_probe.config import ConfigError, ProbeConfig, parse_args
 from gpu_probe.errors import ProbeError
+from gpu_probe.reporter import Spool
 from gpu_probe.worker import RankEnv, env_from_torchrun, new_run_name, run_rank
 
 GRACE_S = 5.0  # beyond the collective timeout, before the parent ends stragglers
@@ -85,6 +86,10 @@ def _run_torchrun_rank(cfg: ProbeConfig, env: RankEnv) -> int:
 def launch_local(cfg: ProbeConfig) -> int:
     if cfg.run is None:
         cfg = dataclasses.replace(cfg, run=new_run_name())  # one name for every rank
+    taken = spool_taken(cfg)
+    if taken is not None:
+        print(f"[probe] {taken}", file=sys.stderr)
+        return 2
     stop = Stop()
     stop.install()  # before the fork: no moment without it; each rank installs its own
     with tempfile.TemporaryDirectory(prefix="gpu_probe-") as errors_dir:
@@ -104,6 +109,18 @@ def launch_local(cfg: ProbeConfig) -> int:
     for line in messages:
         print(f"  {line}", file=sys.stderr)
     return 1
+
+
+def spool_taken(cfg: ProbeConfig) -> str | None:
+    """The conflict every rank would find (train.Trainer._open_reporter), said once before
+    any starts: each rank said it, then the launcher again per rank (16 lines at 8 ranks)."""
+    if cfg.resume or cfg.run is None:
+        return None
+    out = Path(cfg.out) if cfg.out else Path("probe-out") / cfg.run  # as worker.run_rank
+    if not any(Spool(p).last_attempt() is not None for p in sorted(out.glob("rank-*.jsonl"))):
+        return None
+    return (f"spool {out} already holds run {cfg.run!r}: pass --resume to continue it, or "
+            "another --run-name / --out")  # fmt: skip
 
 
 def start_ranks(fn, args: tuple, cfg: ProbeConfig) -> list:
