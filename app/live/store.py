@@ -217,7 +217,7 @@ class Store:
     def _record(self, rec: AnyRecord, now: float) -> Outcome:
         # Summarised here, on the writer thread, to keep the event loop free for sockets.
         b, text = split(rec), record_json(rec)
-        starts = self._attempt_starts(rec.run, rec.rank)
+        starts = self._starts.get((rec.run, rec.rank)) or self._attempt_starts(rec.run, rec.rank)
         superseded = False
         if len(starts) > 1 or rec.attempt not in starts:  # else no attempt is newer
             newer = [s for a, s in starts.items() if a > rec.attempt]
@@ -229,7 +229,9 @@ class Store:
         )  # fmt: skip
         if self.conn.execute(INSERT_STEP, row).rowcount == 0:
             return Outcome(False, superseded, b)
-        n = self._supersede_older(rec, starts)
+        # The common case (the attempt's start is known and not after this step) inline.
+        n = 0 if rec.step >= starts.get(rec.attempt, rec.step + 1) else (
+            self._supersede_older(rec, starts))  # fmt: skip
         if n or superseded:
             summary.add_superseded(self.conn, rec.run, n + int(superseded))
         found = None
@@ -290,7 +292,10 @@ class Store:
         """A stored record's times, for the run's row once per transaction (_flush_touched);
         op by op through the undo log: a record refused in its savepoint takes them back."""
         seen = self._touched.get(run)
-        value = (now, last_event) if seen is None else (max(seen[0], now), max(seen[1], last_event))
+        if seen is not None:  # max() of each, written out (a builtin call each)
+            now, last_event = (now if now > seen[0] else seen[0]), (
+                last_event if last_event > seen[1] else seen[1])  # fmt: skip
+        value = (now, last_event)
         if self._isolating:
             self._undo.set(self._touched, run, value)
         else:

@@ -99,3 +99,25 @@ def test_a_batch_that_fails_whole_leaves_no_times_or_counts_behind(tmp_path, mon
         held = conn.execute("SELECT run, step, step_time_s, ranks, attempt, loss FROM"
                             " step_summary WHERE run = 'fast'").fetchall()  # fmt: skip
         assert held == kept and held[0][3] == 4  # four ranks, not eight
+
+
+@pytest.mark.parametrize("losses", [(None, 2.0, None, 1.5), (2.0, None, 1.5, None), (None,) * 4,
+                                    (1.5, 2.0, 2.0, None), (None, None, 2.5, 0.5)])  # fmt: skip
+def test_a_steps_folded_counts_equal_its_recount_whatever_the_order(tmp_path, losses):
+    """The folds' max and min are written out (no builtin calls): the slowest time, the
+    highest attempt and the least loss (a NULL leaves the other, as MIN does) of a step
+    whose rows come in one transaction must be what a recount of its rows says."""
+    path = tmp_path / "o.sqlite3"
+    store = Store(path)
+    store.transaction([("hello", (INFO, r, 0, 1.0)) for r in range(4)])
+    recs = [
+        r.model_copy(update={"loss": loss}) for r, loss in zip(_recs(0, 10.0), losses, strict=True)
+    ]
+    store.transaction([("record", (r, 2.0)) for r in recs])
+    store.close()
+    with sqlite3.connect(path) as conn:
+        held = conn.execute("SELECT run, step, step_time_s, ranks, attempt, loss FROM"
+                            " step_summary").fetchall()  # fmt: skip
+        assert held == conn.execute(summary.RECOMPUTE_STEPS, ("fast", 0)).fetchall()
+        expect = min((x for x in losses if x is not None), default=None)
+        assert held[0][5] == expect and held[0][3] == 4
