@@ -194,3 +194,16 @@ def test_a_layout_that_misplaces_the_sends_is_refused_in_the_pages_language():
     with pytest.raises(TraceError) as caught:
         label_run(bare, Layout(dp=2, tp=2, pp=2))
     assert caught.value.key == "no_group_ranks" and caught.value.params["axes"] == 2
+
+
+def test_the_gradient_reduction_over_cp_is_dp_when_dp_is_one():
+    """dp 1 x cp 2 x tp 2: the dp x cp gradient group is the CP group itself, so its all-reduce
+    (or reduce-scatter) is DP's gradients, while an all-gather there is CP's exchange (it was
+    all labelled CP: an import showed 'cp 48' and no DP)."""
+    layout = Layout(dp=1, tp=2, pp=1, order=("tp", "cp", "dp", "pp"), cp=2)
+    spans = [Span("coll", 1, 2, op="_allgather_base", group=(0, 2)),
+             Span("coll", 3, 4, op="allreduce", group=(0, 2)),
+             Span("coll", 5, 6, op="_reduce_scatter_base", group=(0, 2)),
+             Span("coll", 7, 8, op="allreduce", group=(0, 1))]  # fmt: skip
+    (t,) = label_run([rank_trace(0, 4, spans)], layout)
+    assert [s.axis for s in t.steps[0].spans] == ["cp", "dp", "dp", "tp"]

@@ -213,8 +213,19 @@ def _group_axis(layout: Layout, group: tuple[int, ...], where: str, op: str = ""
     for exact in (True, False):
         for axis, full in found:
             if members == full or (not exact and members <= full):
-                return axis
+                return _gradients_over_cp(layout, axis, members, first, op)
     raise refuse("group_no_axis", where=where, group=str(list(group)), layout=_describe(layout))
+
+
+def _gradients_over_cp(layout: Layout, axis: str, members: set, rank: int, op: str) -> str:
+    """DP for a reduction on a CP group that is also the dp x cp gradient group (dp = 1), else
+    ``axis``: CP's own exchanges are sends, all-gathers or all-to-alls (Transformer Engine's
+    cp_comm_type p2p, all_gather, a2a), while the gradients are all-reduced or reduce-scattered
+    over dp x cp (Megatron-LM parallel_state.py, its data-parallel group with context)."""
+    reduction = any(k in op.replace("_", "").lower() for k in ("allreduce", "reducescatter"))
+    if axis == "cp" and reduction and members in _dp_groups(layout, rank):
+        return "dp"
+    return axis
 
 
 def _span_axis(layout: Layout, t: RankTrace, s: Span) -> str | None:
