@@ -52,6 +52,15 @@ export async function drawBubble(div, tableEl, a) {
   div.dataset.ranks = String(per.length);
 }
 
+// Every cell the same value: Plotly centres its colour bar on it, ±0.4 around (a bar of
+// negative seconds for a zero); the bar runs from the value instead, or 0-1 for a zero.
+function flatRange(z) {
+  const values = z.flat().filter((v) => v !== null);
+  if (!values.length || values.some((v) => v !== values[0])) return {};
+  const v = values[0];
+  return v === 0 ? { zmin: 0, zmax: 1 } : { zmin: Math.min(0, v), zmax: Math.max(0, v) * 1.05 || v * 0.95 };
+}
+
 export async function drawHeatmap(div, a, metric) {
   const h = a.heatmap;
   const z = h.metrics[metric];
@@ -63,13 +72,17 @@ export async function drawHeatmap(div, a, metric) {
   const room = (div.clientWidth - CELL_CHROME) / Math.max(h.x.length, 1);
   const shown = room >= CELL_TEXT ? "%{text}" : "";
   const trace = { type: "heatmap", x: h.x, y: h.y, z, text, hoverinfo: "text", texttemplate: shown,
-    colorscale: "YlOrRd", reversescale: true, showscale: true, xgap: 2, ygap: 2 }; // high = red
+    colorscale: "YlOrRd", reversescale: true, showscale: true, xgap: 2, ygap: 2, ...flatRange(z) }; // high = red
   const Plotly = await whenPlotly();
   // Column labels (dp0·tp1) at the bubble chart's size: at 14 px four of them filled a phone's
   // plot edge to edge, too close for Plotly to turn them, and read as one word.
   await Plotly.react(div, [trace], { ...small, margin: { l: 50, r: 10, t: 10, b: 40 },
     xaxis: { tickfont: { size: 10 }, automargin: true }, yaxis: { autorange: "reversed" } }, CONFIG);
 }
+
+// Float noise below a nanosecond (in ms) is zero: a replay that matches gave 1e-13 ms, and
+// Plotly's axis read "120f".
+const noiseless = (ms) => (Math.abs(ms) < 1e-6 ? 0 : ms);
 
 export async function drawResiduals(div, tableEl, a) {
   const acts = a.residuals.actions;
@@ -81,7 +94,7 @@ export async function drawResiduals(div, tableEl, a) {
   const traces = ["F", "B", "W"].map((kind) => {
     const mine = acts.filter((r) => r.kind === kind);
     return { type: "scatter", mode: "markers", name: kind, x: mine.map((r) => r.microbatch + (0.6 * r.stage) / stages),
-      y: mine.map((r) => r.end_s * 1e3), marker: { size: 6, opacity: 0.7 },
+      y: mine.map((r) => noiseless(r.end_s * 1e3)), marker: { size: 6, opacity: 0.7 },
       customdata: mine.map((r) => [r.rank, r.stage, r.duration_s * 1e3, r.microbatch]),
       hovertemplate: `${kind}${hover}<extra></extra>` };
   }).filter((t) => t.x.length);
