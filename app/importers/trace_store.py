@@ -4,6 +4,7 @@ or a running server, through ``meshscope upload``'s code (gpu_probe.upload)."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -34,7 +35,10 @@ def _conflict(store: Store, info: RunInfo) -> TraceError | None:
 
 def to_db(path: Path, info: RunInfo, records: Sequence[ProbeRecord], detail: str) -> int:
     """Store the run in one transaction (all or nothing); returns the records newly stored."""
-    store = Store(path)
+    try:
+        store = Store(path)
+    except sqlite3.Error as err:  # a folder, /proc, a file that is no database: one line
+        raise TraceError(f"--db {path}: cannot open it as a database ({err})") from err
     try:
         return store_run(store, info, records, detail)
     finally:
