@@ -26,6 +26,7 @@ from gpu_probe.reporter import NOTHING, Sender, Spool
 
 SPOOL_NAME = re.compile(r"^rank-(\d+)\.jsonl$")
 PARALLEL = 16  # connections at once: a 4096-rank spool directory does not open 4096
+NOTICE_S = 2.0  # a sender that has not reached the server by then is said to be retrying
 
 
 class UploadError(ValueError):
@@ -69,16 +70,32 @@ def _sender(info: RunInfo, rank: int, spool: Spool, url: str, token: str) -> Sen
 
 def upload(directory: Path, url: str, token: str, timeout_s: float) -> list[RankUpload]:
     info, found = spools(directory)
-    out, ranks = [], sorted(found)
+    out, ranks, noticed = [], sorted(found), False
     deadline = time.monotonic() + timeout_s
     for first in range(0, len(ranks), PARALLEL):
         batch = {r: _sender(info, r, found[r], url, token) for r in ranks[first : first + PARALLEL]}
         for sender in batch.values():
             sender.start()
         for rank, sender in batch.items():
-            sender.join(max(deadline - time.monotonic(), 0.0))
+            noticed = _join(sender, deadline, url, timeout_s, noticed)
             out.append(_result(rank, found[rank], sender))
     return out
+
+
+def _join(sender: Sender, deadline: float, url: str, timeout_s: float, noticed: bool) -> bool:
+    """Wait for ``sender`` until the deadline; the first time a sender has never reached the
+    server after NOTICE_S and has failed, say so once (True once said). A server that was
+    not there kept the upload (and an import's --server) silent for the whole --timeout."""
+    waited = time.monotonic()
+    while sender.is_alive() and time.monotonic() < deadline:
+        sender.join(min(NOTICE_S, max(deadline - time.monotonic(), 0.0)))
+        late = time.monotonic() - waited >= NOTICE_S
+        never = sender.is_alive() and sender.resumed_from is None and sender.error
+        if not noticed and late and never:
+            print(f"meshscope upload: {url} does not answer ({sender.error}); retrying until "
+                  f"--timeout ({timeout_s:g} s) runs out", file=sys.stderr, flush=True)  # fmt: skip
+            noticed = True
+    return noticed
 
 
 def _result(rank: int, spool: Spool, sender: Sender) -> RankUpload:
