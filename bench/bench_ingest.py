@@ -24,10 +24,15 @@ checkout, e.g. ``git archive <commit> | tar -x -C DIR``) first, one record per f
 same framing: a before/after on the same machine within minutes.
 
 Meshes: 8 ranks = dp2 x tp2 x pp2 (1f1b, m=4); 64 ranks = dp4 x tp4 x pp4 (1f1b, m=8);
-1,024 ranks = dp32 x tp4 x pp8 (1f1b, m=4; 34 events a record, under the 58 a record of a
-1,024-rank run may carry). Each producer connection is also rate-capped by the server
-(LiveConfig.rate_frames_per_s). Issue 26 item 11's target: >= 20,000 records per server
-CPU-second at 1,024 ranks (4,416 records/s wall was the audit's figure at 16 ranks).
+1,024 ranks = dp32 x tp4 x pp8 (1f1b, m=4; 26-34 events a record, rank 0's 26 printed, under
+the 58 a record of a 1,024-rank run may carry). A mesh past 8 ranks runs --steps / 4 (64) or
+/ 10 (1,024) steps: the cost grows with the database, so final figures take --steps 1000.
+Each producer connection is also rate-capped by the server (LiveConfig.rate_frames_per_s).
+Issue 26 item 11's target: >= 20,000 records per server CPU-second at 1,024 ranks (4,416
+records/s wall was the audit's figure at 16 ranks). Measured with --ranks 1024 --steps 1000
+--baseline 34d3519's tree on the 2-core dev box (load ~2.5, two runs): one record per frame
+11,770-12,978 -> 15,081-15,329 records per server CPU-second, records frames of 16
+15,193-16,358 -> 19,542-19,961 (docs/live.md, "Ingest throughput").
 """
 
 from __future__ import annotations
