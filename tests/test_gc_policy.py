@@ -21,3 +21,13 @@ def test_the_policy_undoes_itself():
     assert gc.get_freeze_count() > 0
     restore()
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_two_apps_stopping_in_either_order_leave_the_defaults():
+    before = gc.get_threshold()
+    for first_stops_first in (True, False):
+        a = gc_policy.serve()
+        b = gc_policy.serve()
+        for restore in (a, b) if first_stops_first else (b, a):
+            restore()
+        assert gc.get_threshold() == before and gc.get_freeze_count() == 0
