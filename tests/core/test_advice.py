@@ -91,3 +91,15 @@ def test_the_mixed_precision_tip_gives_the_tensor_core_rate_it_gains():
         a for a in evaluate(Scenario(dtype="fp32"))["advice"] if a["rule"] == "mixed_precision"
     )
     assert "2.0x TF32" in tip["message"] and "2.0 倍" in tip["message_zh"]  # h100: 989 / 494.5
+
+
+def test_a_small_models_figures_are_not_rounded_to_zero_gib():
+    # model=tiny in fp32 said "halves activations, 0.0 GiB -> 0.0 GiB (peak 0.0 GiB -> 0.0
+    # GiB)": under a GiB the advice says MiB (or KiB), so the halving it advises shows.
+    mib = 1 << 20
+    small = dict(peak_bytes=22 * mib, activations_bytes=8.5 * mib, capacity_bytes=12 * GIB,
+                 tp_bytes=0.0, bf16=WhatIf(17 * mib, 4.25 * mib, 0.0))  # fmt: skip
+    a = tips(dtype="fp32", **small)["mixed_precision"]
+    assert "8.5 MiB -> 4.2 MiB" in a.message and "(peak 22.0 MiB -> 17.0 MiB)" in a.message
+    assert "0 B -> 0 B per step" in a.message and "0.0 GiB" not in a.message
+    assert "8.5 MiB → 4.2 MiB" in a.message_zh

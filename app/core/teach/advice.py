@@ -211,7 +211,12 @@ def _memory(b: Breakdown) -> Advice | None:
 
 
 def _gib(n: float) -> str:
-    return f"{n / GIB:.1f} GiB"
+    """GiB, or under one GiB the unit that keeps a digit: a small model's "0.0 GiB -> 0.0 GiB"
+    hid the very halving its advice names."""
+    for unit, size in (("GiB", GIB), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n:.0f} B"
 
 
 def _fits(b: Breakdown, w: WhatIf) -> tuple[str, str]:
