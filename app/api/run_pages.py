@@ -18,6 +18,7 @@ from app.api import read_access
 from app.api.page_data import json_for_script
 from app.api.runs import rank_states, run_verdict, whole_at
 from app.core.inputs.protocol import MAX_STEP, RUN_NAME_PATTERN
+from app.core.layout.topology import DEFAULT_ORDER
 from app.i18n.lang import query_lang
 from app.paths import asset_dir
 
@@ -75,6 +76,8 @@ def make_router() -> APIRouter:
             "plotly_url": request.app.state.plotly_url,
             "static_url": request.app.state.static.url,
             "page_json": json_for_script({"strings": words["strings"]}),
+            # The order an import takes when dp/tp/pp are given without one (import_trace.py)
+            "default_order": "-".join(DEFAULT_ORDER),
             **words,
         }
         return templates.TemplateResponse(request, "runs.html", context)
