@@ -10,7 +10,7 @@ from functools import partial
 from anyio import to_thread
 from fastapi import FastAPI
 
-from app import errors, i18n
+from app import errors, gc_policy, i18n
 from app.api import (
     assets,
     body_limit,
@@ -68,9 +68,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.metrics = metrics.Metrics(live, app.state.settings, app.state.scenario_cache)
     if app.state.pool is not None:
         app.state.pool.warm()  # the forkserver up now, not on the first heavy request
+    restore_gc = gc_policy.serve()  # process-wide too (app/gc_policy.py), put back below
     try:
         yield
     finally:
+        restore_gc()
         if app.state.pool is not None:
             app.state.pool.close()  # no worker outlives the server
         sys.setswitchinterval(previous_switch)
