@@ -26,7 +26,9 @@ def custom_model(s: Scenario) -> ModelSpec:
         if getattr(s, f) is None:
             raise ScenarioError.keyed(
                 f, "scenario.custom_missing",
-                "a custom model needs layers, hidden and heads; {name} is missing", name=f,
+                "a custom model needs layers, hidden and heads; {name} is missing (a shape "
+                "field such as seq_len without model= means model=custom: name the preset to "
+                "change its shape, e.g. model=llama3-8b&seq_len=4096)", name=f,
             )  # fmt: skip
     given = {f: getattr(s, f) for f in ARCH_FIELDS + MOE_FIELDS if getattr(s, f) is not None}
     # Megatron-LM arguments.py: ffn_hidden_size defaults to 4h and num_query_groups to heads;
