@@ -56,7 +56,8 @@ def build(path: Path, steps: int) -> int:
             INSERT_STEP,
             [
                 (RUN, r.rank, step, 0, 0, 1.0e9 + step, b.step_time_s * (1 + step % 7 / 100),
-                 b.compute_s, b.tp_s, b.dp_s, b.pp_wait_s, b.host_s, r.loss, r.mem, 2.0e9, text)
+                 b.compute_s, b.tp_s, b.dp_s, b.pp_wait_s, b.host_s, r.loss, r.mem, 2.0e9, text,
+                 b.cp_s, b.ep_s)
                 for r, b, text in rows
             ],
         )  # fmt: skip
