@@ -85,9 +85,9 @@ class ProbeConfig:
         return Layout(self.dp, self.tp, self.pp, self.order, gpus_per_node)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str = "gpu_probe") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="gpu_probe",
+        prog=prog,
         description="Train a tiny GPT with real DP x TP x PP collectives and time every action.",
         allow_abbrev=False,
     )
@@ -157,9 +157,10 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def parse_args(argv: list[str] | None) -> ProbeConfig:
-    """Parse and validate; raises ConfigError (argparse itself exits on unknown flags)."""
-    a = _parser().parse_args(argv)
+def parse_args(argv: list[str] | None, prog: str = "gpu_probe") -> ProbeConfig:
+    """Parse and validate; raises ConfigError (argparse itself exits on unknown flags).
+    ``prog``: the command the user typed, for --help and argparse's errors."""
+    a = _parser(prog).parse_args(argv)
     try:
         order = parse_order(a.order)
         schedule = ScheduleName(a.schedule)

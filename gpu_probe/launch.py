@@ -59,11 +59,14 @@ class Stop:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse flags, then run as a torchrun rank or launch ranks locally. Returns an exit code."""
-    lifeline.die_with_parent(lifeline.parent_from_env())  # `meshscope probe` started us
+    parent = lifeline.parent_from_env()
+    lifeline.die_with_parent(parent)  # `meshscope probe` started us
+    # Named as typed: `meshscope probe --dp 0` answered "gpu_probe: --dp must be >= 1".
+    prog = "meshscope probe" if parent is not None else "gpu_probe"
     try:
-        cfg = parse_args(argv)
+        cfg = parse_args(argv, prog)
     except ConfigError as err:
-        print(f"gpu_probe: {err}", file=sys.stderr)
+        print(f"{prog}: {err}", file=sys.stderr)
         return 2
     except SystemExit as exit_:  # argparse: --help or a bad flag
         return int(exit_.code or 0)
