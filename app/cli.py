@@ -17,16 +17,44 @@ if TYPE_CHECKING:  # imported lazily at run time: `meshscope probe` needs no ser
     from app.settings import Settings
 
 
-def _serve(args: argparse.Namespace) -> int:
-    from app.live.db_claim import DatabaseInUse, claim
+def settings_errors(exc) -> list[str]:
+    """A settings ValidationError as lines naming the flag or variable and the reason."""
+    out = []
+    for e in exc.errors():
+        name = ".".join(str(x) for x in e.get("loc", ())) or "settings"
+        flag = f"--{name.replace('_', '-')} or " if name in ("host", "port", "db") else ""
+        out.append(f"{flag}MESHSCOPE_{name.upper()}: {e.get('msg', 'invalid value')}")
+    return out
+
+
+def serve_settings(args: argparse.Namespace) -> Settings:
+    """The flags given over the environment's MESHSCOPE_* over the defaults: a flag left out
+    no longer hides MESHSCOPE_HOST or MESHSCOPE_PORT (its default used to be passed as given)."""
     from app.settings import Settings
 
-    overrides = {"host": args.host, "port": args.port}
+    overrides: dict[str, object] = {}
+    if args.host is not None:
+        overrides["host"] = args.host
+    if args.port is not None:
+        overrides["port"] = args.port
     if args.db is not None:
         overrides["db"] = Path(args.db)
     if args.hardware_profile:
         overrides["hardware_profiles"] = [Path(p) for p in args.hardware_profile]
-    settings = Settings(**overrides)
+    return Settings(**overrides)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from app.live.db_claim import DatabaseInUse, claim
+
+    try:
+        settings = serve_settings(args)
+    except ValidationError as exc:  # a flag or MESHSCOPE_* value: one line each, no traceback
+        for line in settings_errors(exc):
+            print(f"meshscope: {line}", file=sys.stderr)
+        return 2
     # Before anything is printed or served: a second server on this database would split
     # its runs' liveness, so it stops here with one line (app/live/db_claim.py).
     try:
@@ -130,10 +158,17 @@ def _run_forwarding_signals(cmd: list[str]) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="meshscope", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="serve the web app")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--db", default=None, help="SQLite file for measured runs")
+    serve = sub.add_parser(
+        "serve",
+        help="serve the web app",
+        description="Serve the web app and the probe's ingest. Every setting can also come "
+        "from the environment as MESHSCOPE_<NAME> (README); a flag given wins.",
+    )
+    serve.add_argument("--host", default=None, help="default 127.0.0.1 (MESHSCOPE_HOST)")
+    serve.add_argument("--port", type=int, default=None, help="default 8000 (MESHSCOPE_PORT)")
+    serve.add_argument(
+        "--db", default=None, help="SQLite file for measured runs (default meshscope.sqlite3)"
+    )
     serve.add_argument(
         "--hardware-profile",
         action="append",
