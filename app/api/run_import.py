@@ -33,6 +33,7 @@ from app.api.limits import BUSY, Admission, heavy
 from app.core.inputs.protocol import RUN_NAME_PATTERN
 from app.core.layout import mesh
 from app.core.layout.topology import ORDER_PRESETS, parse_order
+from app.core.schedules import ScheduleName
 from app.core.support.echo import echo
 from app.core.traces import TraceError
 from app.core.traces.refusals import refuse
@@ -85,7 +86,9 @@ async def import_upload(
     ep: Axis = None,
     order: Annotated[str | None, Query(max_length=64)] = None,
     gpus_per_node: Annotated[int | None, Query(ge=1, le=1024, description="default 8")] = None,
-    schedule: Annotated[str | None, Query(max_length=32)] = None,
+    # The schedule's name checked before the body is read, at query.schedule: it was refused
+    # only after the whole upload, and against the file.
+    schedule: Annotated[ScheduleName | None, Query()] = None,
     microbatches: Annotated[int | None, Query(ge=1, le=65536)] = None,
     scenario: Annotated[
         str | None,
@@ -104,7 +107,8 @@ async def import_upload(
                                     "digits, . _ + -; no directory)")])  # fmt: skip
     cap = request.app.state.settings.max_import_bytes
     layout = dict(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, order=order, gpus_per_node=gpus_per_node,
-                  schedule=schedule, microbatches=microbatches, scenario=scenario)  # fmt: skip
+                  schedule=schedule.value if schedule else None, microbatches=microbatches,
+                  scenario=scenario)  # fmt: skip
     try:  # before the body is read: a link the page would refuse costs no upload
         scenario_link.resolved(argparse.Namespace(**layout))
     except TraceError as err:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from app.core.traces import TraceError
-from app.importers.import_trace import db_path, prepare_any
+from app.importers.import_trace import db_path, prepare_any, without_token
 from app.importers.log_files import KINETO, input_files, one_format
 from app.importers.trace_store import to_db, to_server
 
@@ -114,5 +114,7 @@ def follow(args: argparse.Namespace) -> int:
     if args.server and not args.server.startswith(("ws://", "wss://")):
         print(f"meshscope import-trace: --server {args.server!r} is not an ingest socket: give "
               "ws://HOST:PORT/ws/ingest", file=sys.stderr)  # fmt: skip
+        return 2
+    if without_token(args):
         return 2
     return Follower(args).run()

@@ -31,6 +31,7 @@ TEMPLATES = {
     "--tp --pp --order)",
     "note": "note: {note}",
     "ranks_absent": "ranks absent from the log(s): {count}",
+    "no_file": "no file for rank(s) {ranks} of the {world}: the run is stored as incomplete",
     "priced": "priced a priori as the scenario link's model and hardware: {fields}",
     "priced_defaults": "priced a priori as the scenario link's model and hardware: its defaults",
     "stored": "{stored} new record(s) stored in {db}",

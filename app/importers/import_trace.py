@@ -12,6 +12,7 @@ keys records by (run, rank, step, attempt).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -39,7 +40,18 @@ from app.importers.import_report import Report, line, stragglers
 from app.importers.log_files import KINETO, input_files, one_format
 from app.importers.trace_files import read_traces, trace_paths
 from app.importers.trace_spill import labelled as label_spilled
-from app.importers.trace_store import to_db, to_server
+from app.importers.trace_store import absent, to_db, to_server
+
+
+def positive(text: str) -> int:
+    """A size flag's value: an integer >= 1 (0 read as "not given" and was inferred)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, not {value}")
+    return value
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -51,14 +63,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--run", required=True, help="the run's name on /runs")
     for axis in ("dp", "tp", "pp", "cp", "ep"):
-        p.add_argument(f"--{axis}", type=int, default=None, help=f"{axis} size (else inferred)")
+        p.add_argument(
+            f"--{axis}", type=positive, default=None, help=f"{axis} size (else inferred)"
+        )
     p.add_argument("--order", default=None, help="rank order, e.g. tp-dp-pp or megatron")
-    p.add_argument("--gpus-per-node", type=int, default=None, help="default 8")
+    p.add_argument("--gpus-per-node", type=positive, default=None, help="default 8")
     p.add_argument("--scenario", default=None, metavar="URL",
                    help="a meshscope scenario link: its dp, tp, pp, cp, ep, order, GPUs per "
                    "node, schedule and microbatches, instead of those flags")  # fmt: skip
     p.add_argument("--schedule", default=None, help="pipeline schedule (default 1f1b)")
-    p.add_argument("--microbatches", type=int, default=None)
+    p.add_argument("--microbatches", type=positive, default=None)
     where = p.add_mutually_exclusive_group()
     where.add_argument("--db", default=None, help="SQLite file (default: the server's)")
     where.add_argument("--server", default=None, help="ws://host:port/ws/ingest")
@@ -144,6 +158,8 @@ def report(p: Prepared) -> Report:
     )  # fmt: skip
     if alignment.unaligned:
         out += line("unaligned", ranks=list(alignment.unaligned))
+    if len(ranks) < info.world_size:
+        out += line("no_file", ranks=absent(ranks, info.world_size), world=info.world_size)
     return out + stragglers(find_stragglers(p.records, p.layout))
 
 
@@ -174,6 +190,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"meshscope import-trace: --server {args.server!r} is not an ingest socket: give "
               "ws://HOST:PORT/ws/ingest (wss:// behind TLS)", file=sys.stderr)  # fmt: skip
         return 2
+    if without_token(args):
+        return 2
     try:
         info, records, summary = prepare_any(args)
         if args.server:
@@ -187,6 +205,16 @@ def run(args: argparse.Namespace) -> int:
     warm_actions(db_path(args), info.run)
     print(summary + line("stored", stored=stored, db=db_path(args)), flush=True)
     return 0
+
+
+def without_token(args: argparse.Namespace) -> bool:
+    """--server without the ingest token, said before the files are read: the uploader
+    refused it only after the whole parse."""
+    if args.server and not (args.token or os.environ.get("MESHSCOPE_INGEST_TOKEN")):
+        print("meshscope import-trace: --server needs the ingest token: --token T or "
+              "MESHSCOPE_INGEST_TOKEN", file=sys.stderr)  # fmt: skip
+        return True
+    return False
 
 
 def warm_actions(db: Path, run: str) -> None:

@@ -23,6 +23,8 @@ from app.core.traces.refusals import refuse
 from app.importers.cycles import files_in
 from app.importers.trace_tar import TAR_SUFFIXES
 
+GZIP_MAGIC = b"\x1f\x8b"  # RFC 1952, 2.3.1: a gzip member's ID1 ID2
+
 KINETO, TORCHTITAN, MEGATRON, DEEPSPEED = "kineto", "torchtitan", "megatron", "deepspeed"
 TRACE_SUFFIXES = (".json", ".json.gz")
 LOG_SUFFIXES = (".jsonl", ".log", ".txt", ".out")
@@ -84,8 +86,17 @@ def _head(path: Path) -> str:
         raise TraceError(f"{path}: cannot be read ({err})") from err
 
 
-def _open(path: Path):
+def compressed(path: Path) -> bool:
+    """Gzip by its name or by its bytes: a .json.gz saved as .json (a browser's download, a
+    rename) was refused for "'utf-8' codec can't decode byte 0x8b"."""
     if path.name.endswith(".gz"):
+        return True
+    with path.open("rb") as f:
+        return f.read(2) == GZIP_MAGIC
+
+
+def _open(path: Path):
+    if compressed(path):
         return gzip.open(path, "rt", encoding="utf-8")
     return path.open("r", encoding="utf-8")
 

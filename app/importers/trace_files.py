@@ -21,6 +21,7 @@ from app.core.traces import RankTrace, TraceError
 from app.core.traces.kineto import parse_events
 from app.core.traces.refusals import refuse
 from app.importers.cycles import cycle_of, files_in
+from app.importers.log_files import GZIP_MAGIC, compressed
 from app.importers.trace_spill import SpilledTraces
 from app.importers.trace_stream import MAX_TEXT, NotATrace, TooLong, events
 from app.importers.trace_tar import is_tar, read_tar
@@ -52,13 +53,14 @@ def read(path: Path) -> RankTrace:
     if size > MAX_FILE_BYTES:
         raise refuse("too_big", file=str(path), size=size, limit=MAX_FILE_BYTES)
     with open(path, "rb") as f:
-        return parse(f, str(path), path.name.endswith(".gz"))
+        return parse(f, str(path), compressed(path))
 
 
 def parse(raw, name: str, gz: bool, limit: int = MAX_TEXT) -> RankTrace:
     """One trace's RankTrace from a binary file (on disk, or a tar member), named ``name``
     in every refusal; at most ``limit`` characters of its text are read."""
     header: dict = {}
+    gz = gz or _peek(raw, 2) == GZIP_MAGIC  # a tar member's bytes, as log_files.compressed
     try:
         with io.TextIOWrapper(gzip.GzipFile(fileobj=raw) if gz else raw, encoding="utf-8") as f:
             return parse_events(header, events(f, header, limit), name)
@@ -68,6 +70,12 @@ def parse(raw, name: str, gz: bool, limit: int = MAX_TEXT) -> RankTrace:
         raise refuse("unreadable", file=name, error=str(err)) from err
     except (NotATrace, UnicodeDecodeError) as err:
         raise refuse("not_trace", file=name, error=str(err)) from err
+
+
+def _peek(raw, n: int) -> bytes:
+    """The first ``n`` bytes of ``raw``, left unread (a buffered file or tar member peeks)."""
+    peek = getattr(raw, "peek", None)
+    return peek(n)[:n] if peek is not None else b""
 
 
 def _each(paths: list[Path]) -> Iterator[tuple[str, RankTrace]]:

@@ -56,13 +56,28 @@ def store_run(store: Store, info: RunInfo, records: Sequence[ProbeRecord], detai
     records = Records.of(records)
     ranks = records.ranks
     hello = [("hello", (info, rank, 0, now)) for rank in ranks]
-    tail = [("status", (info.run, "done", None, "", now)),
+    # A run some of whose ranks sent no file is incomplete, as a live run whose ranks ended
+    # with records unsent (app/live/liveness.py), not done: its page said "complete".
+    missing = absent(ranks, info.world_size)
+    status = (
+        ("incomplete", f"rank(s) {missing} absent from the import") if missing else ("done", "")
+    )
+    tail = [("status", (info.run, status[0], None, status[1], now)),
             ("event", (info.run, None, "imported", detail[:2000], now))]  # fmt: skip
     make = partial(_Kept, len(ranks), len(records))
     kept = store.folded(Ops(hello, records, tail, now), make)  # type: ignore[arg-type]
     if kept.rejected:
         raise TraceError(f"the store refused {kept.rejected} record(s): {kept.first}")
     return kept.stored
+
+
+def absent(ranks, world: int, limit: int = 8) -> str:
+    """The ranks of ``range(world)`` not in ``ranks``, the first ``limit`` named, or ""."""
+    missing = sorted(set(range(world)) - set(ranks))
+    if not missing:
+        return ""
+    named = ", ".join(map(str, missing[:limit]))
+    return named + (f" and {len(missing) - limit} more" if len(missing) > limit else "")
 
 
 @dataclass
