@@ -205,7 +205,7 @@ async function draw(a) {
   showCompare(a);
   $("left-out").textContent = a.measured.left_out ? fill("live.left_out", { n: a.measured.left_out }) : "";
   $("fold-note").textContent = a.fold ? fill("live.fold", a.fold) : "";
-  legend($("live-legend"), a.bubble.causes.filter((k) => k === "cp" || k === "ep"));
+  legend($("live-legend"), new Set(a.measured.events.map((e) => e.kind)));
   await timeline.draw(a);
   await drawBubble($("bubble-chart"), $("bubble-table"), a);
   await drawHeatmap($("heatmap"), a, $("heat-metric").value);

@@ -136,10 +136,14 @@ export class LiveTimeline {
   }
 }
 
-// ``beyond``: cp and/or ep, for a run that has them (the analysis's bubble causes).
-export function legend(box, beyond = []) {
+const KINDS = ["F", "B", "W", "tp", "cp", "ep", "pp_recv", "pp_send", "dp", "optim"];
+
+// ``present``: the kinds the drawn step has, so a tp=1 run lists no TP all-reduce and 1F1B no
+// weight gradient; before any step, every kind of a 3D run.
+export function legend(box, present = null) {
   box.replaceChildren();
-  for (const k of ["F", "B", "W", "tp", ...beyond, "pp_recv", "pp_send", "dp", "optim"]) {
+  const kinds = present ? KINDS.filter((k) => present.has(k)) : KINDS.filter((k) => k !== "cp" && k !== "ep");
+  for (const k of kinds) {
     const label = tr(`live.kind.${k}`);
     const item = document.createElement("span");
     const sw = document.createElement("i");

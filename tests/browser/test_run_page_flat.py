@@ -50,3 +50,19 @@ def test_a_flat_run_reads_plainly(context, base, width):
     assert scale["zmin"] <= low <= high <= scale["zmax"] and scale["zmin"] >= 0, scale
     event = page.locator("#run-events li", has_text="imported").inner_text()
     assert "\n" in event and event.split("\n")[-1].strip() == "residual 0.000 ms", event
+
+
+LEGEND = """() => [...document.querySelectorAll('#live-legend span')].map((s) => s.textContent)"""
+
+
+def test_the_timeline_legend_lists_only_the_kinds_the_step_has(context, base):
+    # A dp x pp run under 1F1B: no TP all-reduce, no weight gradient (W), both were listed.
+    from app import i18n
+
+    words = i18n.strings("en")
+    page = context.new_page()
+    page.goto(f"{base}/runs/{RUN}", wait_until="domcontentloaded")
+    page.wait_for_function("document.getElementById('drawn-step').textContent !== '—'")
+    names = page.evaluate(LEGEND)
+    assert words["live.kind.F"] in names and words["live.kind.dp"] in names
+    assert words["live.kind.tp"] not in names and words["live.kind.W"] not in names
