@@ -16,25 +16,12 @@ import pytest
 from tests.browser.conftest import shot, stored_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))
-from cp_ep_support import cp_ep_info, cp_ep_records  # noqa: E402  (tests/live's run fixtures)
+from cp_ep_support import cp_ep_info, cp_ep_records, slow_cp_records  # noqa: E402  (tests/live's run fixtures)
 from support import TOKEN, records, run_info  # noqa: E402
 
 from app.core.inputs.protocol import ProbeRecord, run_layout  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
-
-
-def _slow_cp(info, step: int) -> list[ProbeRecord]:
-    """The step's records, CP group 0's exchanges 5x as long."""
-    slow = set(run_layout(info).group("cp", 0))
-    out = []
-    for r in cp_ep_records(info, step):
-        if r.rank in slow:
-            events = [e.model_copy(update={"end": e.start + 0.010}) if e.kind == "cp" else e
-                      for e in r.events]  # fmt: skip
-            r = r.model_copy(update={"events": events})
-        out.append(r)
-    return out
 
 
 def _ops() -> list:
@@ -43,7 +30,10 @@ def _ops() -> list:
     plain = run_info("plain", dp=2, tp=2, pp=2, steps=3, m=4)
     ops = [("hello", (i, 0, 0, 1.0)) for i in (slow, wide, plain)]
     for step in range(3):
-        ops += [("record", (r, 1.0)) for r in _slow_cp(slow, step)]
+        ops += [
+            ("record", (r, 1.0))
+            for r in slow_cp_records(slow, step, set(run_layout(slow).group("cp", 0)))
+        ]
         ops += [("record", (r, 1.0)) for r in cp_ep_records(wide, step)]
         recs = [ProbeRecord.model_validate(r) for r in records(plain, step, t0=2000.0 + step)]
         ops += [("record", (r, 1.0)) for r in recs]

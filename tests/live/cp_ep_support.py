@@ -40,3 +40,16 @@ def cp_ep_records(info: RunInfo, step: int, t0: float = 1000.0) -> list[ProbeRec
             "step": step, "t0": t0 + step, "events": events,
         }))  # fmt: skip
     return out
+
+
+def slow_cp_records(info: RunInfo, step: int, slow: set[int]) -> list[ProbeRecord]:
+    """``cp_ep_records`` with the cp exchanges of the ``slow`` ranks 5x as long (10 ms, not 2):
+    a slow CP link, each member's compute as its peers'."""
+    out = []
+    for r in cp_ep_records(info, step):
+        if r.rank in slow:
+            events = [e.model_copy(update={"end": e.start + 0.010}) if e.kind == "cp" else e
+                      for e in r.events]  # fmt: skip
+            r = r.model_copy(update={"events": events})
+        out.append(r)
+    return out

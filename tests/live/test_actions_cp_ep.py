@@ -12,10 +12,10 @@ from statistics import median
 import duckdb
 import pytest
 from actions_support import current_texts, store_steps
-from cp_ep_support import cp_ep_info, cp_ep_records
+from cp_ep_support import cp_ep_info, slow_cp_records
 from support import TOKEN, run_info
 
-from app.core.inputs.protocol import ProbeRecord, RunInfo, run_layout
+from app.core.inputs.protocol import RunInfo, run_layout
 from app.core.inputs.protocol_fast import parse_stored_record
 from app.core.traces.run_stragglers import find_run_stragglers
 from app.core.traces.stragglers import _phase_times, find_stragglers
@@ -34,22 +34,10 @@ def store(tmp_path: Path):
     s.close()
 
 
-def _slowed(info: RunInfo, step: int, slow: set[int]) -> list[ProbeRecord]:
-    """The step's records, the cp exchanges of ``slow`` ranks 5x as long (10 ms, not 2)."""
-    out = []
-    for r in cp_ep_records(info, step):
-        if r.rank in slow:
-            events = [e.model_copy(update={"end": e.start + 0.010}) if e.kind == "cp" else e
-                      for e in r.events]  # fmt: skip
-            r = r.model_copy(update={"events": events})
-        out.append(r)
-    return out
-
-
 def store_cp_ep(store: Store, info: RunInfo, slow: set[int] = frozenset()) -> None:
     ops: list[tuple[str, tuple]] = [("hello", (info, 0, 0, 1.0))]
     for step in range(STEPS):
-        ops += [("record", (r, 1.0)) for r in _slowed(info, step, slow)]
+        ops += [("record", (r, 1.0)) for r in slow_cp_records(info, step, slow)]
     store.transaction(ops)
 
 
@@ -90,7 +78,7 @@ def test_whole_run_stragglers_name_a_slow_cp_group_as_the_window_does(store):
     )
     (found,) = find_run_stragglers(medians, layout)
     assert (found.cause, found.phase, found.ranks) == ("link", "cp", tuple(sorted(slow)))
-    records = [r for step in range(STEPS) for r in _slowed(info, step, slow)]
+    records = [r for step in range(STEPS) for r in slow_cp_records(info, step, slow)]
     (window,) = find_stragglers(records, layout)
     assert (window.cause, window.phase, window.ranks) == (found.cause, found.phase, found.ranks)
     assert found.excess_s == pytest.approx(window.excess_s)

@@ -5,7 +5,7 @@ analysis names CP and EP among the bubble's causes and the shares, lays the rank
 from __future__ import annotations
 
 import pytest
-from cp_ep_support import cp_ep_info, cp_ep_records
+from cp_ep_support import cp_ep_info, cp_ep_records, slow_cp_records
 from test_metrics import by_run, make_client, scrape, seed
 
 from app.core.fidelity.measured import breakdown
@@ -80,13 +80,6 @@ def test_a_slow_cp_group_is_named_as_a_link_not_its_ranks_compute():
     info = cp_ep_info("slow-cp", dp=2, tp=1, pp=2, cp=2, ep=2)
     layout = run_layout(info)
     slow = set(layout.group("cp", 0))
-    recs = []
-    for step in range(3):
-        for r in cp_ep_records(info, step):
-            if r.rank in slow:
-                events = [e.model_copy(update={"end": e.start + 0.010}) if e.kind == "cp" else e
-                          for e in r.events]  # fmt: skip
-                r = r.model_copy(update={"events": events})
-            recs.append(r)
+    recs = [r for step in range(3) for r in slow_cp_records(info, step, slow)]
     (found,) = find_stragglers(recs, layout)
     assert (found.cause, found.phase, found.ranks) == ("link", "cp", tuple(sorted(slow)))
