@@ -19,7 +19,8 @@ MARKERS = """() => [...document.querySelectorAll(".learn-steps li")].map(li => {
   probe.remove();
   const r = document.createRange(); r.selectNodeContents(a);
   const lines = [...r.getClientRects()];
-  return {first: [lines[0].top, lines[0].bottom], lines: new Set(lines.map(q => Math.round(q.top))).size, base};
+  const rows = new Set(lines.map(q => Math.round(q.top))).size;
+  return {first: [lines[0].top, lines[0].bottom], lines: rows, base};
 })"""
 
 
