@@ -40,12 +40,16 @@ TEMPLATES = {
 
 @dataclass(frozen=True)
 class Report:
-    """Lines of (key, params); the first is the head, the rest are indented under it."""
+    """Lines of (key, params); the first is the head, the rest are indented under it.
+    ``absent``: the ranks a trace import has no file for (trace_store.absent), which store
+    the run as incomplete; a log that holds some ranks by design (DeepSpeed prints on rank
+    0 alone) leaves it empty, and its run is done."""
 
     lines: tuple[tuple[str, dict[str, str]], ...] = ()
+    absent: str = ""
 
     def __add__(self, other: Report) -> Report:
-        return Report(self.lines + other.lines)
+        return Report(self.lines + other.lines, self.absent or other.absent)
 
     def __str__(self) -> str:
         return "\n".join(

@@ -158,8 +158,9 @@ def report(p: Prepared) -> Report:
     )  # fmt: skip
     if alignment.unaligned:
         out += line("unaligned", ranks=list(alignment.unaligned))
-    if len(ranks) < info.world_size:
-        out += line("no_file", ranks=absent(ranks, info.world_size), world=info.world_size)
+    if missing := absent(ranks, info.world_size):
+        out += line("no_file", ranks=missing, world=info.world_size)
+        out = Report(out.lines, absent=missing)
     return out + stragglers(find_stragglers(p.records, p.layout))
 
 
@@ -198,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
             print(summary, flush=True)
             sent = to_server(args.server, args.token, info, records)
             return 0 if sent == 0 else 1
-        stored = to_db(db_path(args), info, records, str(summary))
+        stored = to_db(db_path(args), info, records, str(summary), summary.absent)
     except (TraceError, OSError) as err:
         print(f"meshscope import-trace: {err}", file=sys.stderr)
         return 2

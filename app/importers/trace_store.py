@@ -33,19 +33,23 @@ def _conflict(store: Store, info: RunInfo) -> TraceError | None:
     return refuse("run_exists", run=info.run, fields=", ".join(diff)) if diff else None
 
 
-def to_db(path: Path, info: RunInfo, records: Sequence[ProbeRecord], detail: str) -> int:
+def to_db(
+    path: Path, info: RunInfo, records: Sequence[ProbeRecord], detail: str, absent: str = ""
+) -> int:
     """Store the run in one transaction (all or nothing); returns the records newly stored."""
     try:
         store = Store(path)
     except sqlite3.Error as err:  # a folder, /proc, a file that is no database: one line
         raise TraceError(f"--db {path}: cannot open it as a database ({err})") from err
     try:
-        return store_run(store, info, records, detail)
+        return store_run(store, info, records, detail, absent)
     finally:
         store.close()
 
 
-def store_run(store: Store, info: RunInfo, records: Sequence[ProbeRecord], detail: str) -> int:
+def store_run(
+    store: Store, info: RunInfo, records: Sequence[ProbeRecord], detail: str, absent: str = ""
+) -> int:
     """``to_db`` on an open store: the server's upload (app/api/run_import.py) calls it on
     its own store's writer thread, so a CLI import and an upload store alike. The records
     are held compact and made one at a time as the store takes them (compact_records.py)."""
@@ -56,12 +60,10 @@ def store_run(store: Store, info: RunInfo, records: Sequence[ProbeRecord], detai
     records = Records.of(records)
     ranks = records.ranks
     hello = [("hello", (info, rank, 0, now)) for rank in ranks]
-    # A run some of whose ranks sent no file is incomplete, as a live run whose ranks ended
-    # with records unsent (app/live/liveness.py), not done: its page said "complete".
-    missing = absent(ranks, info.world_size)
-    status = (
-        ("incomplete", f"rank(s) {missing} absent from the import") if missing else ("done", "")
-    )
+    # A trace import some of whose ranks have no file (``absent``, the ranks named) is
+    # incomplete, as a live run whose ranks ended with records unsent (app/live/liveness.py),
+    # not done: its page said "complete". A log that holds some ranks by design is done.
+    status = ("incomplete", f"rank(s) {absent} absent from the import") if absent else ("done", "")
     tail = [("status", (info.run, status[0], None, status[1], now)),
             ("event", (info.run, None, "imported", detail[:2000], now))]  # fmt: skip
     make = partial(_Kept, len(ranks), len(records))
