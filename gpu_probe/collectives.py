@@ -18,7 +18,7 @@ from collections.abc import Callable
 import torch
 import torch.distributed as dist
 
-from app.core.inputs.protocol import AxisProfile, CollectiveProfile, LinkPoint
+from app.core.inputs.collective_profile import AxisProfile, CollectiveProfile, LinkPoint
 from gpu_probe.calibrate_fit import LINK_OPS
 from gpu_probe.mesh import MeshContext
 

@@ -4,7 +4,7 @@ axis, bad flags fail with the arithmetic, and the loss falls."""
 import pytest
 from probe_support import TINY, launch, records, step_losses
 
-from app.core.inputs.protocol import CollectiveProfile
+from app.core.inputs.collective_profile import CollectiveProfile
 from gpu_probe.launch import main
 
 pytestmark = [pytest.mark.probe, pytest.mark.timeout(120)]

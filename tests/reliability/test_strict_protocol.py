@@ -11,7 +11,8 @@ from pydantic import ValidationError
 from support import TOKEN, ServerThread, producers, record_frame, records, run_info
 
 from app.core.inputs import protocol
-from app.core.inputs.protocol import INT64_MAX, CollectiveProfile, parse_frame
+from app.core.inputs.collective_profile import CollectiveProfile
+from app.core.inputs.protocol import INT64_MAX, parse_frame
 from app.main import create_app
 from app.settings import Settings
 
@@ -114,7 +115,7 @@ def _integer_schemas(node):
         protocol.AckFrame,
         protocol.HeartbeatFrame,
         protocol.ErrorFrame,
-        protocol.CollectiveProfile,
+        CollectiveProfile,
     ],  # fmt: skip
 )
 def test_every_integer_in_the_protocol_fits_a_sqlite_integer(model):

@@ -102,6 +102,17 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
+def _left_out(out: Any, **defaults: Any) -> Any:
+    """A model's dumped fields without those at the given defaults: fields added after a
+    release, absent from the JSON while unused, so older peers (extra="forbid") and stored
+    rows read as before them."""
+    if isinstance(out, dict):
+        for name, default in defaults.items():
+            if name in out and out[name] == default:
+                del out[name]
+    return out
+
+
 class Coord(_Strict):
     dp: int = Field(ge=0, lt=MAX_WORLD)
     pp: int = Field(ge=0, lt=MAX_WORLD)
@@ -113,12 +124,7 @@ class Coord(_Strict):
 
     @model_serializer(mode="wrap")
     def _zeros_left_out(self, handler: Any) -> Any:
-        out = handler(self)
-        if isinstance(out, dict):
-            for axis in ("cp", "ep"):
-                if out.get(axis) == 0:
-                    del out[axis]
-        return out
+        return _left_out(handler(self), cp=0, ep=0)
 
 
 class ProbeEvent(_Strict):
@@ -239,14 +245,7 @@ class RunInfo(_Strict):
         # Absent, not null, without a link: a server from before the field refuses any
         # field it does not know (extra="forbid"), and a probe's hello never carries one.
         # cp and ep likewise at 1: a 3D run's hello and stored info read as before them.
-        out = handler(self)
-        if isinstance(out, dict):
-            if self.scenario is None:
-                out.pop("scenario", None)
-            for axis in ("cp", "ep"):
-                if out.get(axis) == 1:
-                    del out[axis]
-        return out
+        return _left_out(handler(self), scenario=None, cp=1, ep=1)
 
     @model_validator(mode="after")
     def _order_folds(self) -> RunInfo:
@@ -386,32 +385,3 @@ def parse_frame(text: str | bytes) -> AnyFrame:
     if len(text) > MAX_FRAME_BYTES:
         raise ValueError(f"frame of {len(text)} bytes exceeds {MAX_FRAME_BYTES}")
     return _FRAME.validate_json(text, strict=True)
-
-
-class LinkPoint(_Strict):
-    """One message size of a collective-probe sweep (nccl-tests' columns)."""
-
-    bytes: int = Field(ge=1, le=1 << 34)
-    latency_s: float = Field(gt=0.0, le=MAX_SECONDS)
-    algbw_gbps: float = Field(ge=0.0)  # bytes / latency, in GB/s (1e9)
-    busbw_gbps: float = Field(ge=0.0)  # algbw * 2(n-1)/n for all-reduce, algbw for send/recv
-
-
-class AxisProfile(_Strict):
-    axis: Literal["dp", "pp", "tp"]
-    op: Literal["all_reduce", "send_recv"]
-    group_size: int = Field(ge=2, le=MAX_WORLD)
-    crosses_node: bool
-    points: list[LinkPoint] = Field(max_length=64)
-
-
-class CollectiveProfile(_Strict):
-    """``--bench-collectives`` output: measured links of this mesh, the slowest group per
-    size, usable by the core as a hardware profile instead of a datasheet preset."""
-
-    v: Version = VERSION
-    run: RunName
-    device: Literal["cpu", "cuda"]
-    backend: str = Field(max_length=32)
-    world_size: int = Field(ge=1, le=MAX_WORLD)
-    axes: list[AxisProfile] = Field(max_length=3)
