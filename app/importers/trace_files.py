@@ -21,7 +21,7 @@ from app.core.traces import RankTrace, TraceError
 from app.core.traces.kineto import parse_events
 from app.core.traces.refusals import refuse
 from app.importers.cycles import cycle_of, files_in
-from app.importers.log_files import GZIP_MAGIC, compressed
+from app.importers.log_files import GZIP_MAGIC
 from app.importers.trace_spill import SpilledTraces
 from app.importers.trace_stream import MAX_TEXT, NotATrace, TooLong, events
 from app.importers.trace_tar import is_tar, read_tar
@@ -53,14 +53,14 @@ def read(path: Path) -> RankTrace:
     if size > MAX_FILE_BYTES:
         raise refuse("too_big", file=str(path), size=size, limit=MAX_FILE_BYTES)
     with open(path, "rb") as f:
-        return parse(f, str(path), compressed(path))
+        return parse(f, str(path), path.name.endswith(".gz"))
 
 
 def parse(raw, name: str, gz: bool, limit: int = MAX_TEXT) -> RankTrace:
     """One trace's RankTrace from a binary file (on disk, or a tar member), named ``name``
     in every refusal; at most ``limit`` characters of its text are read."""
     header: dict = {}
-    gz = gz or _peek(raw, 2) == GZIP_MAGIC  # a tar member's bytes, as log_files.compressed
+    gz = gz or _peek(raw, 2) == GZIP_MAGIC  # by its bytes too, as log_files.compressed
     try:
         with io.TextIOWrapper(gzip.GzipFile(fileobj=raw) if gz else raw, encoding="utf-8") as f:
             return parse_events(header, events(f, header, limit), name)

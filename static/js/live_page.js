@@ -5,7 +5,7 @@ import { clock, seconds } from "./fmt.js";
 import { fill, lang, tr, trOr } from "./i18n.js";
 import { drawBubble, drawHeatmap, drawResiduals, Trend } from "./live_charts.js";
 import { drawMemory } from "./live_memory.js";
-import { drawRankStates, rankLegend } from "./live_ranks.js";
+import { drawRankStates, meshTail, rankLegend } from "./live_ranks.js";
 import { fetchStragglers, markHeatmap, markRankStates, showStragglers } from "./run_stragglers.js";
 import { LiveStream } from "./live_stream.js";
 import { followWholeRun } from "./run_whole.js";
@@ -41,10 +41,7 @@ function setInfo(info, world, whole) {
 
 function configText(info) {
   const chunks = info.virtual_stages > 1 ? fill("live.chunks", { v: info.virtual_stages }) : "";
-  // cp multiplies the world; ep folds inside it (Megatron's expert grid), so it is named apart.
-  // Both are in the info only when > 1, and the axis names read the same in every language.
-  const pp = `${info.pp}${info.cp ? ` × cp ${info.cp}` : ""}${info.ep ? ` · ep ${info.ep}` : ""}`;
-  return fill("live.config", { ...info, pp, m: info.microbatches, chunks });
+  return fill("live.config", { ...info, pp: `${info.pp}${meshTail(info)}`, m: info.microbatches, chunks });
 }
 
 function stepOf(step) {

@@ -12,6 +12,13 @@ export function rankList(ranks) {
   return Object.entries(ranks ?? {}).map(([rank, state]) => [Number(rank), state, null]);
 }
 
+// A run's cp and ep after its pp (each in the info only when > 1): cp multiplies the world,
+// ep folds inside it (Megatron's expert grid), so it is named apart. Axis names read the same
+// in every language.
+export function meshTail(info) {
+  return `${info.cp ? ` × cp ${info.cp}` : ""}${info.ep ? ` · ep ${info.ep}` : ""}`;
+}
+
 // One row per DP replica's ranks (tp x cp x pp; cp is in the info only when > 1) keeps the
 // mesh's shape.
 export function drawRankStates(el, ranks, info) {

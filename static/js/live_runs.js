@@ -1,5 +1,6 @@
 // /runs: relative times, then a refresh of the table every few seconds.
 import { clock } from "./fmt.js";
+import { meshTail } from "./live_ranks.js";
 import { fill, lang, switchLang } from "./i18n.js";
 
 const REFRESH_MS = 5000;
@@ -34,8 +35,7 @@ function row(r) {
   if (r.verdict.summary) box.append(" ", Object.assign(document.createElement("span"), { className: "verdict-short", textContent: r.verdict.summary }));
   status.append(box);
   const done = r.last_step === null ? 0 : r.last_step + 1;
-  // cp multiplies the world, ep folds inside it (each listed only for a run that has it).
-  const mesh = `dp ${r.dp} × tp ${r.tp} × pp ${r.pp}${r.cp ? ` × cp ${r.cp}` : ""}${r.ep ? ` · ep ${r.ep}` : ""}`;
+  const mesh = `dp ${r.dp} × tp ${r.tp} × pp ${r.pp}${meshTail(r)}`;
   tr.append(name, status, cell(mesh), cell(`${r.schedule} · m ${r.microbatches}`),
     cell(`${done}/${r.steps}`), cell(String(r.world)), cell(ago(r.updated)));
   // Each cell carries its column's name, which a phone shows as the line's label (live.css).
