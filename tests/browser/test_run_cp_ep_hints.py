@@ -9,6 +9,7 @@ A 3D run's page says what it said before. 1440 px in English, 390 px in zh."""
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -16,10 +17,16 @@ import pytest
 from tests.browser.conftest import shot, stored_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))
-from cp_ep_support import cp_ep_info, cp_ep_records, slow_cp_records  # noqa: E402  (tests/live's run fixtures)
-from support import TOKEN, records, run_info  # noqa: E402
+from cp_ep_support import (  # noqa: E402
+    cp_ep_info,
+    cp_ep_records,
+    plain_records,
+    slow_cp_records,
+    stored_ops,
+)
+from support import TOKEN, run_info  # noqa: E402
 
-from app.core.inputs.protocol import ProbeRecord, run_layout  # noqa: E402
+from app.core.inputs.protocol import run_layout  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
@@ -28,16 +35,9 @@ def _ops() -> list:
     slow = cp_ep_info("slowcp", dp=2, tp=1, pp=2, cp=2, ep=2, steps=3)
     wide = cp_ep_info("wide", dp=2, tp=2, pp=1, cp=2, ep=2, steps=3)  # 8 grid columns
     plain = run_info("plain", dp=2, tp=2, pp=2, steps=3, m=4)
-    ops = [("hello", (i, 0, 0, 1.0)) for i in (slow, wide, plain)]
-    for step in range(3):
-        ops += [
-            ("record", (r, 1.0))
-            for r in slow_cp_records(slow, step, set(run_layout(slow).group("cp", 0)))
-        ]
-        ops += [("record", (r, 1.0)) for r in cp_ep_records(wide, step)]
-        recs = [ProbeRecord.model_validate(r) for r in records(plain, step, t0=2000.0 + step)]
-        ops += [("record", (r, 1.0)) for r in recs]
-    return ops
+    group = set(run_layout(slow).group("cp", 0))  # CP group 0's exchanges 5x as long
+    slowed = partial(slow_cp_records, slow=group)
+    return stored_ops({slow: slowed, wide: cp_ep_records, plain: plain_records})
 
 
 @pytest.fixture(scope="module")

@@ -12,10 +12,9 @@ import pytest
 from tests.browser.conftest import shot, stored_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))
-from cp_ep_support import cp_ep_info, cp_ep_records  # noqa: E402  (tests/live's run fixtures)
-from support import TOKEN, records, run_info  # noqa: E402
-
-from app.core.inputs.protocol import ProbeRecord  # noqa: E402
+# tests/live's run fixtures
+from cp_ep_support import cp_ep_info, cp_ep_records, plain_records, stored_ops  # noqa: E402
+from support import TOKEN, run_info  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
@@ -23,12 +22,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 def _ops() -> list:
     info = cp_ep_info("cpep", dp=2, tp=1, pp=2, cp=2, ep=2, steps=3)
     plain = run_info("plain", dp=2, tp=2, pp=2, steps=3, m=4)
-    ops = [("hello", (info, 0, 0, 1.0)), ("hello", (plain, 0, 0, 1.0))]
-    for step in range(3):
-        ops += [("record", (r, 1.0)) for r in cp_ep_records(info, step)]
-        recs = [ProbeRecord.model_validate(r) for r in records(plain, step, t0=2000.0 + step)]
-        ops += [("record", (r, 1.0)) for r in recs]
-    return ops
+    return stored_ops({info: cp_ep_records, plain: plain_records})
 
 
 @pytest.fixture(scope="module")

@@ -3,19 +3,11 @@ page's language: the English text is the CLI's, the catalogue's ``live.import.<k
 template word for word in English and has the same placeholders in every language, and the
 upload's answer carries the keys and params (``said``) beside the English ``summary``."""
 
-import re
-import string
-
 import pytest
+from test_refusal_keys import CJK, fields
 
 from app import i18n
 from app.importers.import_report import TEMPLATES, Report, line
-
-CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
-def fields(template: str) -> set[str]:
-    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
 @pytest.mark.parametrize("key", sorted(TEMPLATES))

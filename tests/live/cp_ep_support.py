@@ -3,7 +3,9 @@ rank's F holds a cp exchange, its B an ep all-to-all (issue 25's measured cp/ep)
 
 from __future__ import annotations
 
-from support import SHAPE
+from collections.abc import Callable
+
+from support import SHAPE, records
 
 from app.core.inputs.protocol import ProbeRecord, RunInfo, run_layout
 
@@ -53,3 +55,18 @@ def slow_cp_records(info: RunInfo, step: int, slow: set[int]) -> list[ProbeRecor
             r = r.model_copy(update={"events": events})
         out.append(r)
     return out
+
+
+def plain_records(info: RunInfo, step: int) -> list[ProbeRecord]:
+    """A 3D run's probe-shaped records (tests/live/support.records), beside the cp/ep runs."""
+    return [ProbeRecord.model_validate(r) for r in records(info, step, t0=2000.0 + step)]
+
+
+def stored_ops(runs: dict[RunInfo, Callable[[RunInfo, int], list]], steps: int = 3) -> list:
+    """Store ops (conftest.stored_server): each run's hello, then each step's records of every
+    run, made by its function."""
+    ops = [("hello", (info, 0, 0, 1.0)) for info in runs]
+    for step in range(steps):
+        for info, make in runs.items():
+            ops += [("record", (r, 1.0)) for r in make(info, step)]
+    return ops
