@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -44,6 +45,9 @@ from gpu_probe.timing import make_timer
 class Trainer:
     def __init__(self, cfg: ProbeConfig, ctx: MeshContext, info: RunInfo, out_dir: Path) -> None:
         self.cfg, self.ctx, self.info, self.out_dir = cfg, ctx, info, Path(out_dir)
+        # One stop per rank: a signal's thread and the training thread, whose blocked receive
+        # fails as the peers die of the same signal, both reported the rank's unsent records.
+        self._stopping = threading.Lock()
         self.forward_only = cfg.schedule in FORWARD_ONLY
         self.timer = make_timer(cfg.timing, ctx.device)
         self.chunks = self._build_chunks()
@@ -102,7 +106,7 @@ class Trainer:
     def stop_reporting(self, why: str, timeout_s: float = 3.0) -> None:
         """A failure or a signal: flush for a bounded time and say what stays unsent."""
         reporter = getattr(self, "reporter", None)
-        if reporter is None or not self.cfg.server:
+        if reporter is None or not self.cfg.server or not self._stopping.acquire(blocking=False):
             return
         reporter.stop(min(timeout_s, self.cfg.report_flush_timeout_s))
         n = reporter.unsent()
