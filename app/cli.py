@@ -78,6 +78,11 @@ def _serve_claimed(settings: Settings, held: Claim) -> int:
     from app.api.hardware import HardwareProfileFileError
     from app.main import create_app
 
+    busy = _port_taken(settings.host, settings.port)
+    if busy is not None:  # before the token is printed: a server that cannot start has none
+        print(f"meshscope: cannot listen on {settings.host}:{settings.port}: {busy}",
+              file=sys.stderr)  # fmt: skip
+        return 2
     if held.readonly:
         print(f"meshscope: the database {held.db} is read-only: serving its runs read-only; "
               "ingest is refused (probes get a fatal error)", flush=True)  # fmt: skip
@@ -112,6 +117,25 @@ def _serve_claimed(settings: Settings, held: Claim) -> int:
         limit_concurrency=budget.cap, http=http, timeout_keep_alive=settings.keep_alive_s,
     )  # fmt: skip
     return 0
+
+
+def _port_taken(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (in use, not this machine's address), or None.
+    Bound as uvicorn binds (SO_REUSEADDR), then let go: uvicorn binds it again a moment later."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as exc:
+        return str(exc)
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
 
 
 def _probe(rest: list[str], module: str = "gpu_probe") -> int:
