@@ -203,6 +203,7 @@ def _parse_fault(flag: str, text: str | None) -> tuple[int, int] | None:
 
 def validate(cfg: ProbeConfig) -> None:
     _check_positive(cfg)
+    _check_profile_window(cfg)
     try:
         build(cfg.schedule, cfg.pp, cfg.microbatches, cfg.virtual_stages)
     except ScheduleError as err:
@@ -252,6 +253,20 @@ def _check_size(cfg: ProbeConfig) -> None:
     reason = oversize(info)
     if reason:
         raise ConfigError(reason.removeprefix("info: "))
+
+
+def _check_profile_window(cfg: ProbeConfig) -> None:
+    """--profile records --profile-steps steps after one warm-up step (gpu_probe/profiling.py's
+    window); asking for more than --steps leaves was cut short without a word."""
+    if cfg.profile is None:
+        return
+    room = cfg.steps - (1 if cfg.steps > 1 else 0)
+    if cfg.profile_steps > room:
+        after = " after one warm-up step" if cfg.steps > 1 else ""
+        raise ConfigError(
+            f"--profile-steps {cfg.profile_steps} is more than the {room} step(s) "
+            f"--steps {cfg.steps} leaves to profile{after}"
+        )
 
 
 def _check_positive(cfg: ProbeConfig) -> None:

@@ -93,6 +93,16 @@ def test_a_slow_rank_is_named_with_its_phase(tmp_path):
         (["--slow-rank", "2"], "--slow-rank 2 is not a rank of 1"),
         (["--slow-ms", "-1"], "--slow-ms must be in"),
         (["--profile-steps", "0"], "--profile-steps must be >= 1"),
+        # Cut to what --steps left, silently, before.
+        (
+            ["--profile", "", "--steps", "4", "--profile-steps", "4"],
+            "--profile-steps 4 is more than the 3 step(s) --steps 4 leaves to profile after one "
+            "warm-up step",
+        ),
+        (
+            ["--profile", "", "--steps", "1", "--profile-steps", "2"],
+            "--profile-steps 2 is more than the 1 step(s) --steps 1 leaves to profile",
+        ),
     ],
 )
 def test_bad_profile_flags_fail_before_any_rank_starts(argv, message, capsys):
