@@ -87,7 +87,9 @@ def order_options() -> list[dict[str, str]]:
     for axes in permutations(("tp", "pp", "dp")):
         names = sorted(k for k, v in ORDER_PRESETS.items() if v == axes)
         value = "-".join(axes)
-        out.append({"value": value, "label": value + (f" ({', '.join(names)})" if names else "")})
+        # names: the presets bare, for a page to word "article" in its language (control.html)
+        label = value + (f" ({', '.join(names)})" if names else "")
+        out.append({"value": value, "label": label, "names": names})
     return out
 
 

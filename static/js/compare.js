@@ -7,7 +7,7 @@ import { copyAsMenu } from "./copy_as.js";
 import { bytes, el, pct, seconds } from "./fmt.js";
 import { categorical } from "./palette.js";
 import { whenPlotly } from "./plot.js";
-import { errorText, fill as fillKey } from "./i18n.js";
+import { errorText, fill as fillKey, trOr } from "./i18n.js";
 import { defaults, tr } from "./state.js";
 
 const $ = (id) => document.getElementById(id);
@@ -156,7 +156,10 @@ function control(m, name, kind) {
     input = el("input", { type: "text", inputmode: "numeric", name, value });
   } else {
     input = el("select", { name });
-    for (const o of data.options[kind]) input.append(el("option", o === value ? { selected: "" } : {}, o));
+    // The value stays the URL's; the label is the catalogue's word where it has one (opt.schedule.naive).
+    for (const o of data.options[kind]) {
+      input.append(el("option", o === value ? { value: o, selected: "" } : { value: o }, trOr(`opt.${name}.${o}`, o)));
+    }
   }
   input.dataset.index = String(m.index);
   const box = el("label", { class: "ctl", "data-field": name });
