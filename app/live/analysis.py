@@ -182,18 +182,21 @@ def shares_json(breakdowns, parts=measured.PARTS) -> dict:
 
 def advice_json(info: RunInfo, layout: Layout, breakdowns) -> list[dict]:
     """The core's tuning rules fed with this step's measured time on the page's one basis
-    (``shares_json``): mean TP, DP and pipeline-wait seconds per rank over the mean rank's
-    step, the same shares as the table of where the step went. Peak memory is left out
-    (memory_ratio 0): a probe record carries peak bytes but not the device's capacity."""
+    (``shares_json``): mean TP, CP, EP, DP and pipeline-wait seconds per rank over the mean
+    rank's step, the same shares as the table of where the step went (a 3D run's CP and EP are
+    0 and 1: their rules stay silent). Peak memory is left out (memory_ratio 0): a probe
+    record carries peak bytes but not the device's capacity."""
     if not breakdowns:
         return []
-    mean = shares_json(breakdowns)["mean"]
+    mean = shares_json(breakdowns, measured.parts_of(info))["mean"]
     step_s = mean["step_time_s"]
     b = advice.Breakdown(
         step_s=step_s, tp_s=mean["tp_s"], dp_s=mean["dp_s"],
         bubble_fraction=mean["pp_wait_s"] / step_s if step_s > 0 else 0.0, memory_ratio=0.0,
         microbatches=info.microbatches, pp=info.pp, tp=info.tp, schedule=info.schedule.value,
         tp_crosses_node=layout.crosses_node("tp"),
+        cp_s=mean.get("cp_s", 0.0), ep_s=mean.get("ep_s", 0.0), cp=info.cp, ep=info.ep,
+        cp_crosses_node=layout.crosses_node("cp"), ep_crosses_node=layout.crosses_node("ep"),
     )  # fmt: skip
     return [
         {"rule": a.rule, "message": a.message, "message_zh": a.message_zh} for a in advice.advise(b)

@@ -4,10 +4,12 @@ rows, (dp, cp, tp) columns, CP/EP among the causes), the stragglers' hint its DP
 stage peers, a slow CP group is worded as CP exchanges in both straggler lists, the flow
 link says that EP is not drawn for a model without experts, the rank squares keep one row
 per DP replica, and a phone's heatmap too narrow for its cells' text leaves it to the hover.
+A run whose CP ring takes much of the step is advised on it, in each language's words.
 A 3D run's page says what it said before. 1440 px in English, 390 px in zh."""
 
 from __future__ import annotations
 
+import re
 import sys
 from functools import partial
 from pathlib import Path
@@ -35,9 +37,12 @@ def _ops() -> list:
     slow = cp_ep_info("slowcp", dp=2, tp=1, pp=2, cp=2, ep=2, steps=3)
     wide = cp_ep_info("wide", dp=2, tp=2, pp=1, cp=2, ep=2, steps=3)  # 8 grid columns
     plain = run_info("plain", dp=2, tp=2, pp=2, steps=3, m=4)
+    heavy = cp_ep_info("heavycp", dp=2, tp=1, pp=2, cp=2, ep=1, steps=3)
     group = set(run_layout(slow).group("cp", 0))  # CP group 0's exchanges 5x as long
     slowed = partial(slow_cp_records, slow=group)
-    return stored_ops({slow: slowed, wide: cp_ep_records, plain: plain_records})
+    # Every rank's exchanges 20 ms, not 2: the CP ring is most of the step.
+    ring = partial(slow_cp_records, slow=set(range(8)), seconds=0.020)
+    return stored_ops({slow: slowed, wide: cp_ep_records, plain: plain_records, heavy: ring})
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +92,7 @@ def test_a_cp_run_says_its_mesh_in_english_at_1440(page, base):
         assert "Ranks 0, 1 (CP group): CP exchanges +" in found, found
         assert "live.straggler" not in found
     assert got["link"] and "without their EP 2 groups" in got["note"]
-    assert "No rule reads the CP or EP time yet" in got["advice"]
+    assert "measured TP, CP, EP, DP and pipeline-wait time" in got["advice"]
     assert got["squares"] == 4  # tp 1 x cp 2 x pp 2: a DP replica a row
     assert got["cellText"] == 8 and got["overflow"] <= 0
 
@@ -120,3 +125,15 @@ def test_a_3d_runs_hints_are_unchanged(page, base):
     assert "TP and DP collectives, and host time" in got["where"]
     assert got["note"] == "" and got["squares"] == 4  # tp 2 x pp 2
     assert "CP" not in got["advice"]
+
+
+def test_a_cp_heavy_run_is_advised_on_its_ring_in_each_language(page, base):
+    page.set_viewport_size({"width": 1440, "height": 1000})
+    _open(page, f"{base}/runs/heavycp?lang=en")
+    en = page.locator('#advice li[data-rule="cp_comm"]').inner_text()
+    assert re.search(r"CP's ring exchange of K/V blocks is \d+% of the step", en), en
+    assert "fewer CP ranks (now 2)" in en
+    page.set_viewport_size({"width": 390, "height": 844})
+    _open(page, f"{base}/runs/heavycp?lang=zh")
+    zh = page.locator('#advice li[data-rule="cp_comm"]').inner_text()
+    assert re.search(r"CP 环上的 K/V 交换占单步 \d+%", zh) and "当前 2" in zh, zh

@@ -103,3 +103,44 @@ def test_a_small_models_figures_are_not_rounded_to_zero_gib():
     assert "8.5 MiB -> 4.2 MiB" in a.message and "(peak 22.0 MiB -> 17.0 MiB)" in a.message
     assert "0 B -> 0 B per step" in a.message and "0.0 GiB" not in a.message
     assert "8.5 MiB → 4.2 MiB" in a.message_zh
+
+
+def by_rule(**change) -> dict:
+    return {a.rule: a for a in advise(Breakdown(**{**CALM, **change}))}
+
+
+def test_cp_rule_fires_past_its_share_with_the_numbers():
+    a = by_rule(cp=4, cp_s=0.42)["cp_comm"]
+    assert "42% of the step" in a.message and "fewer CP ranks (now 4)" in a.message
+    assert "单步 42%" in a.message_zh and "当前 4" in a.message_zh
+    assert "crosses nodes" not in a.message and "NVLink" not in a.message  # already inside one
+    far = by_rule(cp=4, cp_s=0.42, cp_crosses_node=True)["cp_comm"]
+    assert "42% of the step and crosses nodes" in far.message
+    assert "keep each CP group inside one node's NVLink" in far.message
+    assert "跨了节点" in far.message_zh and "CP 组留在同一节点" in far.message_zh
+    assert rules(cp=4, cp_s=0.31) == ["cp_comm"] and rules(cp=4, cp_s=0.29) == []
+
+
+def test_ep_rule_fires_past_its_share_with_the_numbers():
+    a = by_rule(ep=8, ep_s=0.37)["ep_comm"]
+    assert "over 8 ranks) is 37% of the step:" in a.message and "top-k" in a.message
+    assert "capacity factor" in a.message and "--overlap-moe-expert-parallel-comm" in a.message
+    assert "单步 37%" in a.message_zh and "8 个 GPU" in a.message_zh and "容量因子" in a.message_zh
+    assert "NVLink" not in a.message
+    far = by_rule(ep=8, ep_s=0.37, ep_crosses_node=True)["ep_comm"]
+    assert "37% of the step and crosses nodes: keep each EP group inside" in far.message
+    assert "EP 组留在同一节点" in far.message_zh
+    assert rules(ep=8, ep_s=0.31) == ["ep_comm"] and rules(ep=8, ep_s=0.29) == []
+
+
+def test_cp_and_ep_rules_are_silent_on_a_3d_step():
+    # A 3D step (cp = ep = 1) gets what it got before, whatever seconds are put in its place.
+    heavy = dict(tp_s=0.35, dp_s=0.4, bubble_fraction=0.3, microbatches=4)
+    assert rules(**heavy, cp_s=0.5, ep_s=0.5) == rules(**heavy) == ["tp_comm", "bubble", "dp_comm"]
+    assert rules(cp_s=0.9, ep_s=0.9) == []
+    # Both past their shares: CP and EP follow TP, as Megatron-LM orders the axes.
+    assert rules(tp_s=0.35, cp=2, cp_s=0.35, ep=2, ep_s=0.35)[:3] == [
+        "tp_comm",
+        "cp_comm",
+        "ep_comm",
+    ]

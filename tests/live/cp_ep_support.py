@@ -44,13 +44,15 @@ def cp_ep_records(info: RunInfo, step: int, t0: float = 1000.0) -> list[ProbeRec
     return out
 
 
-def slow_cp_records(info: RunInfo, step: int, slow: set[int]) -> list[ProbeRecord]:
-    """``cp_ep_records`` with the cp exchanges of the ``slow`` ranks 5x as long (10 ms, not 2):
-    a slow CP link, each member's compute as its peers'."""
+def slow_cp_records(
+    info: RunInfo, step: int, slow: set[int], seconds: float = 0.010
+) -> list[ProbeRecord]:
+    """``cp_ep_records`` with the cp exchanges of the ``slow`` ranks lasting ``seconds`` (5x as
+    long by default, 10 ms, not 2): a slow CP link, each member's compute as its peers'."""
     out = []
     for r in cp_ep_records(info, step):
         if r.rank in slow:
-            events = [e.model_copy(update={"end": e.start + 0.010}) if e.kind == "cp" else e
+            events = [e.model_copy(update={"end": e.start + seconds}) if e.kind == "cp" else e
                       for e in r.events]  # fmt: skip
             r = r.model_copy(update={"events": events})
         out.append(r)

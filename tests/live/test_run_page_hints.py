@@ -1,7 +1,7 @@
 """The run page's static hints follow the run's mesh (issue 25): a CP run's timeline rows are
 grouped by (dp, pp, cp, tp) and its grid's columns are (dp, cp, tp); an EP-only run keeps the
 3D grid (EP adds no ranks) but its bubble hint names EP's all-to-all; the advice hint says
-no rule reads CP or EP time; a 3D run's hints are as before. In English and zh."""
+the rules read its CP and EP time; a 3D run's hints are as before. In English and zh."""
 
 from __future__ import annotations
 
@@ -43,12 +43,13 @@ def _page(client, run: str, lang: str = "en") -> str:
 def test_each_hint_names_the_runs_own_mesh(client, run, rows, cols, where):
     text = _page(client, run)
     assert f"grouped by {rows}" in text and f"columns {cols}" in text and where in text
-    assert ("No rule reads the CP or EP time yet" in text) == (run != "flat")
+    assert ("measured TP, CP, EP, DP and pipeline-wait" in text) == (run != "flat")
+    assert ("measured TP, DP and pipeline-wait" in text) == (run == "flat")
 
 
 def test_the_hints_in_zh(client):
     text = _page(client, "both", "zh")
     assert "按 (dp, pp, cp, tp) 分组" in text and "列是 (dp, cp, tp) 组合" in text
-    assert "TP、CP 与 DP 集合通信、EP 的 All-to-All" in text and "还没有规则读取 CP 或 EP" in text
+    assert "TP、CP 与 DP 集合通信、EP 的 All-to-All" in text and "实测的 TP、CP、EP、DP" in text
     flat = _page(client, "flat", "zh")
     assert "按 (dp, pp, tp) 分组" in flat and "列是 (dp, tp) 组合" in flat

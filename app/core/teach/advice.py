@@ -12,6 +12,10 @@ from app.core.cost.predict import WhatIf  # what the advice weighs: computed by 
 TP_SHARE_LIMIT = 0.30
 BUBBLE_LIMIT = 0.20
 DP_SHARE_LIMIT = 0.30
+# CP's ring and EP's all-to-all are collectives as TP's and DP's are, held to the same ~30% of
+# the step: past it one exchange dominates, and the compute meant to hide it no longer does.
+CP_SHARE_LIMIT = 0.30
+EP_SHARE_LIMIT = 0.30
 # Activations above half of the peak GPU's memory dominate it: recompute is the lever.
 ACT_SHARE_LIMIT = 0.50
 GIB = 1 << 30
@@ -44,6 +48,14 @@ class Breakdown:
     stage_layers: tuple[int, ...] = ()
     stage_ends: tuple[tuple[bool, bool], ...] = ()
     chunks: int = 1
+    # Context and expert parallelism (a 3D step leaves them at 0 and 1: their rules stay
+    # silent): CP's ring and EP's all-to-all seconds on the same basis as tp_s.
+    cp_s: float = 0.0
+    ep_s: float = 0.0
+    cp: int = 1
+    ep: int = 1
+    cp_crosses_node: bool = False
+    ep_crosses_node: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,6 +81,49 @@ def _tp(b: Breakdown) -> Advice | None:
         "each TP group inside one node's NVLink.",
         f"TP 通信占单步 {share:.0%}{where_zh}：减小 TP（当前 {b.tp}），让 TP 组留在同一节点的"
         " NVLink 内——拆得越细，工人之间传话越多。",
+    )
+
+
+def _cp(b: Breakdown) -> Advice | None:
+    share = _share(b.cp_s, b.step_s)
+    if share <= CP_SHARE_LIMIT or b.cp == 1:
+        return None
+    # Liu et al. 2023 (Ring Attention) §3: a rank's block attention (~c² FLOPs) hides the next
+    # K/V block's transfer (~c bytes) only while its slice c = seq/cp is long enough (c >= F/B).
+    where, keep = (" and crosses nodes", ", and keep each CP group inside one node's NVLink")
+    where_zh, keep_zh = ("，而且跨了节点", "，并让 CP 组留在同一节点的 NVLink 内")
+    if not b.cp_crosses_node:
+        where = keep = where_zh = keep_zh = ""
+    return Advice(
+        "cp_comm",
+        f"CP's ring exchange of K/V blocks is {share:.0%} of the step{where}: the attention it "
+        f"runs behind no longer hides it. Use fewer CP ranks (now {b.cp}), so each holds a "
+        f"longer slice of the sequence whose attention covers the exchange{keep}.",
+        f"CP 环上的 K/V 交换占单步 {share:.0%}{where_zh}：注意力计算已经盖不住它。减少 CP 路数"
+        f"（当前 {b.cp}），让每个 GPU 分到更长的序列片段，用它的注意力计算掩盖交换{keep_zh}。",
+    )
+
+
+def _ep(b: Breakdown) -> Advice | None:
+    share = _share(b.ep_s, b.step_s)
+    if share <= EP_SHARE_LIMIT or b.ep == 1:
+        return None
+    # Megatron-LM megatron/core/transformer/moe/README.md: the tokens sent grow with topk, and
+    # a capacity factor caps them before the EP exchange (capacity = tokens*topk*factor/experts).
+    where, keep = (" and crosses nodes", "keep each EP group inside one node's NVLink; ")
+    where_zh, keep_zh = ("，而且跨了节点", "让 EP 组留在同一节点的 NVLink 内；")
+    if not b.ep_crosses_node:
+        where = keep = where_zh = keep_zh = ""
+    return Advice(
+        "ep_comm",
+        f"EP's all-to-all (token dispatch and combine over {b.ep} ranks) is {share:.0%} of the "
+        f"step{where}: {keep}send fewer tokens, with fewer experts per token (top-k) or a "
+        "capacity factor capping each expert's tokens (GShard); or overlap the all-to-all with "
+        "another micro-batch's compute (Megatron-LM: --overlap-moe-expert-parallel-comm).",
+        f"EP 的全对全（在 {b.ep} 个 GPU 间分发与合并 token）占单步 {share:.0%}{where_zh}："
+        f"{keep_zh}少发 token——减少每个 token 选的专家数（top-k），或用容量因子限制每个专家"
+        "收的 token（GShard）；或让全对全与另一个微批的计算重叠"
+        "（Megatron-LM：--overlap-moe-expert-parallel-comm）。",
     )
 
 
@@ -279,7 +334,7 @@ def _mixed_precision(b: Breakdown) -> Advice | None:
     )
 
 
-RULES = (_memory, _recompute, _mixed_precision, _tp, _bubble, _dp)
+RULES = (_memory, _recompute, _mixed_precision, _tp, _cp, _ep, _bubble, _dp)
 
 
 def advise(b: Breakdown) -> list[Advice]:
