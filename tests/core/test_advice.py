@@ -1,5 +1,7 @@
 """The article's tuning rules fire at their thresholds and carry the numbers."""
 
+import pytest
+
 from app.core.teach.advice import Breakdown, WhatIf, advise
 
 CALM = dict(step_s=1.0, tp_s=0.1, dp_s=0.1, bubble_fraction=0.05, memory_ratio=0.5,
@@ -144,3 +146,56 @@ def test_cp_and_ep_rules_are_silent_on_a_3d_step():
         "cp_comm",
         "ep_comm",
     ]
+
+
+def _advised_on_sweep(base: dict, knob: str, values: str) -> list[tuple[float, dict]]:
+    """Each point's CP or EP share as the sweep gives it, beside its scenario's advice."""
+    from app.core.evaluate import evaluate
+    from app.core.evaluate import sweep as sw
+    from app.core.inputs.scenario import Scenario
+
+    params = sw.SweepParams(series="none", knob=knob, values=values)
+    pts = sw.sweep(Scenario.model_validate(base), params)["lines"][0]["points"]
+    out = []
+    for p in pts:
+        advice = evaluate(Scenario.model_validate(p["query"]))["advice"]
+        out.append((p[f"{knob}_share"], {a["rule"]: a for a in advice}))
+    return out
+
+
+def test_the_cost_model_feeds_the_cp_rule_the_sweeps_cp_share():
+    # One GPU a node: the ring crosses nodes; 32k tokens. cp 2 hides the ring, cp 8 does not.
+    base = {"model": "llama3.2-3b", "hardware": "b200", "seq_len": 32768, "tp": 1, "pp": 1,
+            "gpus_per_node": 1}  # fmt: skip
+    (low, calm), (high, heavy) = _advised_on_sweep(base, "cp", "2,8")
+    assert low < 0.30 and "cp_comm" not in calm
+    cp = heavy["cp_comm"]
+    assert high > 0.30 and f"is {high:.0%} of the step and crosses nodes" in cp["message"]
+    assert "(now 8)" in cp["message"] and f"单步 {high:.0%}" in cp["message_zh"]
+
+
+def test_the_cost_model_feeds_the_ep_rule_the_sweeps_ep_share():
+    base = {"model": "qwen3-30b-a3b", "dp": 8, "tp": 1, "pp": 1, "gpus_per_node": 1}
+    ((share, said),) = _advised_on_sweep(base, "ep", "8")
+    ep = said["ep_comm"]
+    assert share > 0.30 and f"over 8 ranks) is {share:.0%} of the step and crosses" in ep["message"]
+    assert f"单步 {share:.0%}" in ep["message_zh"]
+
+
+@pytest.mark.parametrize(
+    "q",
+    [{}, {"tp": 8, "gpus_per_node": 4, "pp": 4, "microbatches": 4},
+     {"model": "mixtral-8x7b", "dp": 8, "tp": 1, "pp": 1},  # experts, but ep = 1
+     {"model": "llama3.2-3b", "seq_len": 32768, "cp": 4, "cp_comm": "allgather"}],  # no ring
+)  # fmt: skip
+def test_a_scenario_without_a_cp_ring_or_ep_gives_the_rules_no_cp_or_ep_time(q):
+    """Its Breakdown keeps the CP and EP defaults: its advice is what it was before them."""
+    from app.core.evaluate.one_scenario import prepare
+    from app.core.inputs import specs
+    from app.core.inputs.scenario import Scenario
+    from app.core.views.prediction import axis_comm
+
+    s = Scenario(**q)
+    layout, _, cost = prepare(s)
+    hw, m = specs.hardware_of(s), specs.model_of(s)
+    assert axis_comm(s, m, hw, layout, cost.training, cost.pipeline) == {}

@@ -94,15 +94,11 @@ def _axis_shares(s: Scenario, layout: Layout, cost: Prediction, hardware: Regist
     lc = flow_comm.layer_comm(cost.model, hw, cost.training, layout, s.routing_imbalance, 1.0)
     if lc is None:
         return {}
-    chunks = flow_comm.chunk_comm(lc, [list(row) for row in cost.pipeline.layers])
+    layers = [list(row) for row in cost.pipeline.layers]
     passes = ("F",) if s.schedule in FORWARD_ONLY else ("F", "B")
     step = cost.sections["step_time_s"]
-    out = {}
-    for key, field in (("cp", "cp_exposed_s"), ("ep", "a2a_exposed_s")):
-        if lc[key] is not None:
-            busiest = max(sum(c[field][p] for c in row for p in passes) for row in chunks)
-            out[f"{key}_share"] = s.microbatches * busiest / step
-    return out
+    exposed = flow_comm.step_exposed_s(lc, layers, s.microbatches, passes)
+    return {f"{key}_share": seconds / step for key, seconds in exposed.items()}
 
 
 def _metrics(s: Scenario, hardware: Registry) -> dict[str, Any]:

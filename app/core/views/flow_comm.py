@@ -108,3 +108,18 @@ def chunk_comm(lc: dict[str, Any], layers: list[list[int]]) -> list[list[dict]]:
             ]
         )
     return out
+
+
+def step_exposed_s(
+    lc: dict[str, Any], layers: list[list[int]], microbatches: int, passes: tuple[str, ...]
+) -> dict[str, float]:
+    """The busiest rank's exposed CP ring ("cp") and EP all-to-all ("ep") seconds per step, as
+    cost.predict counts TP's tp_step_s: every micro-batch through each of its chunks, in each
+    of ``passes``; an axis that does not run is left out."""
+    chunks = chunk_comm(lc, layers)
+    out = {}
+    for key, field in (("cp", "cp_exposed_s"), ("ep", "a2a_exposed_s")):
+        if lc[key] is not None:
+            busiest = max(sum(c[field][p] for c in row for p in passes) for row in chunks)
+            out[key] = microbatches * busiest
+    return out

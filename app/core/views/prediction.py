@@ -13,9 +13,11 @@ from app.core.inputs.models import ModelSpec
 from app.core.inputs.scenario import Scenario
 from app.core.inputs.training import Training
 from app.core.layout.topology import Layout
+from app.core.schedules import FORWARD_ONLY
 from app.core.schedules.pipeline import Pipeline
 from app.core.simulate import Durations, Timeline
 from app.core.teach.advice import Breakdown, advise
+from app.core.views import flow_comm
 
 GIB = 1 << 30
 
@@ -104,8 +106,29 @@ def _memory_json(stages: list[memory.StageMemory], capacity: float) -> dict[str,
     }
 
 
-def breakdown_of(s: Scenario, c: Costed, pipe: Pipeline, capacity: float) -> Breakdown:
-    """The advice's inputs: the step's parts, the peak-memory GPU and the stages' balance."""
+def axis_comm(s: Scenario, m: ModelSpec, hw: HardwareSpec, layout: Layout, t: Training,
+              pipe: Pipeline) -> dict[str, Any]:  # fmt: skip
+    """Breakdown's CP and EP fields: the busiest rank's exposed ring and all-to-all seconds
+    per step (flow_comm, the cost model's own terms) and whether each group crosses a node;
+    none without a p2p ring or experts (their advice stays silent)."""
+    lc = flow_comm.layer_comm(m, hw, t, layout, s.routing_imbalance, 1.0)
+    if lc is None:
+        return {}
+    passes = ("F",) if s.schedule in FORWARD_ONLY else ("F", "B")
+    exposed = flow_comm.step_exposed_s(lc, [list(r) for r in pipe.layers], s.microbatches, passes)
+    return {
+        field: value
+        for key, seconds in exposed.items()
+        for field, value in ((f"{key}_s", seconds), (key, lc[key]["size"]),
+                             (f"{key}_crosses_node", lc[key]["crosses"]))
+    }  # fmt: skip
+
+
+def breakdown_of(
+    s: Scenario, c: Costed, pipe: Pipeline, capacity: float, axes: dict[str, Any] | None = None
+) -> Breakdown:
+    """The advice's inputs: the step's parts, the peak-memory GPU and the stages' balance;
+    ``axes``: axis_comm's CP and EP fields, where the scenario has them."""
     top = max(c.stages, key=lambda st: st.total_bytes)
     t = c.training
     return Breakdown(
@@ -131,6 +154,7 @@ def breakdown_of(s: Scenario, c: Costed, pipe: Pipeline, capacity: float) -> Bre
         stage_layers=tuple(sum(row) for row in pipe.layers),
         stage_ends=tuple((any(e for e, _ in r), any(h for _, h in r)) for r in pipe.ends),
         chunks=pipe.chunks,
+        **(axes or {}),
     )
 
 
@@ -140,6 +164,7 @@ def sections(
     """The page's sections of one priced scenario, with the advice on them."""
     t, tail, timeline = c.training, c.tail, c.timeline
     capacity = hw.hbm_gib * GIB
+    advised = breakdown_of(s, c, pipe, capacity, axis_comm(s, m, hw, layout, t, pipe))
     out = {
         "model": asdict(m),
         "hardware": asdict(hw),
@@ -172,7 +197,7 @@ def sections(
         # Chowdhery et al. 2022 (PaLM) App. B: MFU = model FLOPs/s over peak FLOPs/s.
         "mfu": c.model_flops / (c.step_s * layout.world_size * hw.peak_tflops * 1e12),
         "tokens_per_s": c.batch * m.seq_len / c.step_s,
-        "advice": [asdict(a) for a in advise(breakdown_of(s, c, pipe, capacity))],
+        "advice": [asdict(a) for a in advise(advised)],
         "stage_balance": {
             **balance_json(pipe.layers, c.chunk_durations, pipe.head_rank, pipe.split, pipe.ends),
             "given": pipe.given,  # stage_layers, else the default split
