@@ -123,7 +123,7 @@ async def import_upload(
         work = partial(prepare_upload, staged, run, 4 * cap, **layout)
         info, records, summary = await limiter.run(work, cost=1.0 + size / COST_BYTES)
         stored = await live.writer.call(
-            store_run, live.store, info, records, str(summary), summary.absent
+            store_run, live.store, info, records, summary, summary.absent
         )
         # Its action segments now, in a slot as any whole-run query's catch-up, so the run
         # page's whole-run card answers at once (derived data: warm() only logs a failure).

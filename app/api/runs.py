@@ -35,7 +35,7 @@ from app.core.inputs.protocol import (
 from app.core.inputs.protocol_fast import parse_stored_record
 from app.errors import responses
 from app.i18n.lang import query_lang
-from app.live import analysis, verdict
+from app.live import analysis, event_text, verdict
 from app.live.metrics_read import UNFINISHED
 from app.live.services import Live
 
@@ -157,7 +157,8 @@ def _run_body(request: Request, run: str, live: Live, lang: str) -> dict[str, An
     info = json.loads(row["info"])
     rows = live.reader.rank_rows(run)
     states = rank_states(live, row, rows)
-    v = run_verdict(live, row, request.app.state.i18n.translator(lang), rows, states)
+    t = request.app.state.i18n.translator(lang)
+    v = run_verdict(live, row, t, rows, states)
     roles = {v["first"]["rank"]: "first"} if v["first"] else {}
     roles |= {b["rank"]: "blocked" for b in v["blocked"]}
     ranks = [
@@ -177,7 +178,7 @@ def _run_body(request: Request, run: str, live: Live, lang: str) -> dict[str, An
         "whole_at": whole_at(row, rows),
         "verdict": v,
         "records": completeness(row, v),
-        "events": live.reader.events(run),
+        "events": event_text.for_page(live.reader.events(run), t),  # worded in lang
         "superseded": live.reader.superseded(run),
     }
 

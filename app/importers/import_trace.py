@@ -199,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
             print(summary, flush=True)
             sent = to_server(args.server, args.token, info, records)
             return 0 if sent == 0 else 1
-        stored = to_db(db_path(args), info, records, str(summary), summary.absent)
+        stored = to_db(db_path(args), info, records, summary, summary.absent)
     except (TraceError, OSError) as err:
         print(f"meshscope import-trace: {err}", file=sys.stderr)
         return 2

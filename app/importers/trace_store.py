@@ -18,6 +18,8 @@ from app.core.inputs.protocol import ProbeRecord, RunInfo
 from app.core.traces import TraceError
 from app.core.traces.refusals import refuse
 from app.importers.compact_records import Ops, Records
+from app.importers.import_report import Report
+from app.live import event_text
 from app.live.store import RowRejected, Store
 
 
@@ -34,7 +36,11 @@ def _conflict(store: Store, info: RunInfo) -> TraceError | None:
 
 
 def to_db(
-    path: Path, info: RunInfo, records: Sequence[ProbeRecord], detail: str, absent: str = ""
+    path: Path,
+    info: RunInfo,
+    records: Sequence[ProbeRecord],
+    detail: str | Report,
+    absent: str = "",
 ) -> int:
     """Store the run in one transaction (all or nothing); returns the records newly stored."""
     try:
@@ -48,11 +54,16 @@ def to_db(
 
 
 def store_run(
-    store: Store, info: RunInfo, records: Sequence[ProbeRecord], detail: str, absent: str = ""
+    store: Store,
+    info: RunInfo,
+    records: Sequence[ProbeRecord],
+    detail: str | Report,
+    absent: str = "",
 ) -> int:
     """``to_db`` on an open store: the server's upload (app/api/run_import.py) calls it on
     its own store's writer thread, so a CLI import and an upload store alike. The records
-    are held compact and made one at a time as the store takes them (compact_records.py)."""
+    are held compact and made one at a time as the store takes them (compact_records.py).
+    ``detail``: the import's report, kept keyed for the run page (app/live/event_text.py)."""
     why = _conflict(store, info)
     if why:
         raise why
@@ -65,12 +76,20 @@ def store_run(
     # not done: its page said "complete". A log that holds some ranks by design is done.
     status = ("incomplete", f"rank(s) {absent} absent from the import") if absent else ("done", "")
     tail = [("status", (info.run, status[0], None, status[1], now)),
-            ("event", (info.run, None, "imported", detail[:2000], now))]  # fmt: skip
+            ("event", (info.run, None, "imported", _event_detail(detail), now))]  # fmt: skip
     make = partial(_Kept, len(ranks), len(records))
     kept = store.folded(Ops(hello, records, tail, now), make)  # type: ignore[arg-type]
     if kept.rejected:
         raise TraceError(f"the store refused {kept.rejected} record(s): {kept.first}")
     return kept.stored
+
+
+def _event_detail(detail: str | Report) -> str:
+    """The imported event's detail: the report's English and its lines' catalogue keys."""
+    if not isinstance(detail, Report):
+        return event_text.keyed(detail, [])
+    said = [event_text.line(f"live.import.{s['key']}", **s["params"]) for s in detail.said()]
+    return event_text.keyed(str(detail), said)
 
 
 def absent(ranks, world: int, limit: int = 8) -> str:

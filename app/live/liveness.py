@@ -31,6 +31,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from app.live import event_text
+
 
 @dataclass
 class RankState:
@@ -66,6 +68,7 @@ class Change:
     ranks: dict[int, str]  # rank -> live | stale | dead | ended | done | missing
     first_dead: int | None = None  # failed: the rank seen dead first (its socket closed or
     # its beats stopped earliest), the likeliest cause when records cannot tell
+    said: tuple = ()  # the reason keyed (event_text.reason), for a page in another language
 
 
 class Liveness:
@@ -176,14 +179,16 @@ class Liveness:
         changes, finished = [], []
         for run, state in self.runs.items():
             ranks = self.rank_states(state)
-            status, reason = self._status(ranks)
+            status, why, named = self._status(ranks)
             early = sorted(
                 rank for rank, r in state.ranks.items()
                 if ranks.get(rank) == "ended" and r.ended_step is not None
                 and r.ended_step < state.final_step
             )  # fmt: skip
             if early and status in ("incomplete", "running"):
-                status, reason = "failed", f"rank(s) {_ranks(early)} stopped before the last step"
+                status, why, named = "failed", "early", early
+            said = event_text.reason(why, named)
+            reason = event_text.english(said)
             failed_at = state.failed_at
             if status == "failed" and state.status != "failed":
                 ends = [r.last_event_wall for r in state.ranks.values() if r.last_event_wall]
@@ -193,7 +198,7 @@ class Liveness:
             if (status, reason, failed_at) != (state.status, state.reason, state.failed_at):
                 state.status, state.reason, state.failed_at = status, reason, failed_at
                 first = self._first_dead(state, ranks) if status == "failed" else None
-                changes.append(Change(run, status, failed_at, reason, ranks, first))
+                changes.append(Change(run, status, failed_at, reason, ranks, first, tuple(said)))
             if status == "done":
                 finished.append(run)
         for run in finished:
@@ -213,27 +218,23 @@ class Liveness:
         return min(gone, key=lambda rank: (gone[rank], rank)) if gone else None
 
     @staticmethod
-    def _status(ranks: dict[int, str]) -> tuple[str, str]:
+    def _status(ranks: dict[int, str]) -> tuple[str, str, list[int]]:
+        """(status, why: event_text.REASONS' key or "", the ranks it names)."""
         by_state: dict[str, list[int]] = {}
         for rank, s in ranks.items():
             by_state.setdefault(s, []).append(rank)
         if "dead" in by_state:
-            return "failed", f"rank(s) {_ranks(by_state['dead'])} stopped reporting"
+            return "failed", "dead", by_state["dead"]
         stale = by_state.get("stale", []) + by_state.get("missing", [])
         if stale:
-            return "stale", f"rank(s) {_ranks(sorted(stale))} silent or not progressing"
+            return "stale", "stale", sorted(stale)
         if ranks and len(by_state.get("done", [])) == len(ranks):
-            return "done", ""
+            return "done", "", []
         ended = by_state.get("ended", [])
         if ended and len(ended) + len(by_state.get("done", [])) == len(ranks):
-            return "incomplete", f"rank(s) {_ranks(ended)} ended with records unsent"
-        return "running", ""
+            return "incomplete", "unsent", ended
+        return "running", "", []
 
     def snapshot(self, run: str) -> dict[int, str] | None:
         state = self.runs.get(run)
         return None if state is None else self.rank_states(state)
-
-
-def _ranks(ranks: list[int], limit: int = 8) -> str:
-    shown = ", ".join(str(r) for r in ranks[:limit])
-    return shown + (f" and {len(ranks) - limit} more" if len(ranks) > limit else "")

@@ -15,6 +15,7 @@ import time
 from collections import OrderedDict
 
 from app.core.inputs.protocol import RunInfo
+from app.live import event_text
 from app.live.actions_segments import Segments
 from app.live.actions_warm import Warmer
 from app.live.config import LiveConfig
@@ -154,7 +155,7 @@ class Live:
         now = time.time()
         run, status = change.run, change.status
         self.writer.submit("status", run, status, change.failed_at, change.reason, now)
-        detail = change.reason or change.status
+        detail = event_text.keyed(change.reason or change.status, change.said)
         self.writer.submit("event", change.run, None, change.status, detail, now)
         # Which rank went down first, once per failure: app.live.verdict's tie-break when
         # the records cannot tell (several ranks without a record of the failed step).
@@ -163,10 +164,11 @@ class Live:
             self._first_dead.pop(run, None)
         elif self._first_dead.get(run) != first:
             self._first_dead[run] = first
-            detail = f"rank {first} seen dead first"
+            said = [event_text.line("live.reason.first_dead", rank=first)]
+            detail = event_text.keyed(event_text.english(said), said)
             self.writer.submit("event", run, first, "first_dead", detail, now)
         item = {
-            "type": "status", "status": change.status, "reason": change.reason,
+            "type": "status", "status": change.status, "reason": change.reason, "said": change.said,
             "failed_at": change.failed_at, "ranks": {str(r): s for r, s in change.ranks.items()},
         }  # fmt: skip
         self.hub.publish(change.run, item)

@@ -101,7 +101,11 @@ function firstRecord() {
 function eventItem(e) {
   const li = document.createElement("li");
   const kind = trOr(`live.status.${e.kind}`, e.kind);
-  li.textContent = `${clock(e.at)} · ${kind}${e.detail && e.detail !== e.kind ? `: ${e.detail}` : ""}`;
+  // The server words a stored event's detail in the page's language (text, from its keys:
+  // app/live/event_text.py); a status the stream just pushed has liveness's English reason
+  // alone, shown on an English page, until the resync that follows it brings the worded one.
+  const detail = e.text ?? (lang === "en" ? e.detail : "");
+  li.textContent = `${clock(e.at)} · ${kind}${detail && detail !== e.kind ? `: ${detail}` : ""}`;
   return li;
 }
 
