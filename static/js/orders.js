@@ -1,5 +1,6 @@
 // The order comparison table: the core says how many nodes one group of each axis spans.
 import { el } from "./fmt.js";
+import { trOr } from "./i18n.js";
 import { tr } from "./state.js";
 
 export function renderOrders(box, orders, current, onUse) {
@@ -19,7 +20,8 @@ export function renderOrders(box, orders, current, onUse) {
     row.dataset.order = o.order;
     if (o.order === current) row.classList.add("current");
     row.insertCell().appendChild(el("code", {}, o.order));
-    row.insertCell().textContent = o.presets.join(", ");
+    // "article" is a word (the catalogue's opt.order.article, as the order select has it); frameworks are names.
+    row.insertCell().textContent = o.presets.map((n) => trOr(`opt.order.${n}`, n)).join(", ");
     for (const axis of axes) {
       const cell = row.insertCell();
       cell.textContent = String(o.nodes_spanned[axis]);
