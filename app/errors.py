@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 
 from app.core.inputs.scenario import ScenarioError
@@ -42,6 +42,8 @@ class Error(BaseModel):
 
     detail: str | list[ErrorDetail]
 
+
+PageRenderer = Callable[[Request, list[dict[str, Any]]], Response | None]
 
 # What each error status means on this server, wherever a route can return it.
 WHY = {
@@ -130,10 +132,15 @@ def refused(exc: Exception) -> JSONResponse:
     return unprocessable([issue(d["loc"], d["msg"], d["type"], d.get("ctx"))])
 
 
-def install(app: FastAPI) -> None:
+def install(app: FastAPI, page: PageRenderer | None = None) -> None:
+    """The handlers; ``page`` answers a browser's page link with a 422 page instead of JSON
+    when it returns a response (app/api/page_invalid.py)."""
+
     @app.exception_handler(RequestValidationError)
-    async def _request_invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return unprocessable(clean_errors(list(exc.errors())))
+    async def _request_invalid(request: Request, exc: RequestValidationError) -> Response:
+        details = clean_errors(list(exc.errors()))
+        shown = page(request, details) if page is not None else None
+        return shown if shown is not None else unprocessable(details)
 
     @app.exception_handler(ValidationError)
     async def _model_invalid(_: Request, exc: ValidationError) -> JSONResponse:

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from functools import partial
 
 from anyio import to_thread
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from app import errors, gc_policy, i18n
 from app.api import (
@@ -27,10 +27,12 @@ from app.api import (
     metrics,
     model_import,
     openapi_doc,
+    page_invalid,
     pages,
     plan,
     plan_page,
     primer,
+    query_guard,
     quiz,
     run_actions,
     run_import,
@@ -90,6 +92,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # FastAPI's own /docs and /redoc load from a CDN; docs_offline serves them locally.
         docs_url=None,
         redoc_url=None,
+        # dp=2&dp=4 is a 422 naming dp, not the last value (app/api/query_guard.py).
+        dependencies=[Depends(query_guard.once_each)],
     )
     app.state.settings = settings
     # Read here, before any route exists: a bad profile file stops create_app, and the server
@@ -117,7 +121,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         per_client=settings.heavy_client_slots, light=settings.heavy_light_cost,
         stall_s=settings.heavy_stall_s, send_timeout_s=settings.heavy_send_timeout_s,
     )  # fmt: skip
-    errors.install(app)
+    errors.install(app, page_invalid.InvalidPage().render)  # a page link's 422 is a page
     app.include_router(health.router)
     app.include_router(hardware.router)
     app.include_router(scenario.router)

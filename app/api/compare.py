@@ -173,7 +173,12 @@ def make_router() -> APIRouter:
         return result
 
     @router.get("/compare", response_class=HTMLResponse, include_in_schema=False)
-    async def compare_page(request: Request, registry: RegistryDep) -> HTMLResponse:
+    async def compare_page(
+        request: Request,
+        registry: RegistryDep,
+        # Declared (read from multi_items below) so app/api/query_guard.py lets it repeat.
+        s: list[str] | None = Query(None, include_in_schema=False),
+    ) -> HTMLResponse:
         pairs = list(request.query_params.multi_items())
         problem, result, first = None, None, {}
         try:

@@ -18,12 +18,13 @@ from collections.abc import Callable
 from typing import Any, Literal
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app import i18n
+from app.api import query_guard
 from app.api.fidelity_schema import FidelityReport
 from app.api.page_data import errors_by_field, respond
 from app.core.fidelity import bands, fit
@@ -181,6 +182,7 @@ def make_router() -> APIRouter:
         summary="The cost model against every published measured run: rows, summary, bands",
         description=DESCRIPTION,
         response_model=FidelityReport,
+        dependencies=[Depends(query_guard.declared_only)],
     )
     def get_fidelity(request: Request) -> dict[str, Any]:
         return request.app.state.fidelity.report()

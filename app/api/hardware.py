@@ -22,6 +22,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 
 from app import errors
+from app.api import query_guard
 from app.core.inputs.hardware import HARDWARE, HardwareSpec
 from app.core.inputs.hardware_profile import (
     HardwareProfile,
@@ -83,7 +84,9 @@ def get_registry(request: Request) -> Registry:
 
 
 RegistryDep = Annotated[Registry, Depends(get_registry)]
-router = APIRouter(prefix="/api/hardware", tags=["hardware"])
+router = APIRouter(
+    prefix="/api/hardware", tags=["hardware"], dependencies=[Depends(query_guard.declared_only)]
+)
 
 
 def _entry(spec: HardwareSpec) -> dict[str, Any]:

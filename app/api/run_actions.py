@@ -28,7 +28,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Res
 from fastapi.responses import FileResponse
 from starlette.concurrency import run_in_threadpool
 
-from app.api import costs
+from app.api import costs, query_guard
 from app.api.limits import BUSY, Admission, heavy
 from app.api.read_access import UNAUTHORIZED, require_read
 from app.api.run_stragglers import straggler_json
@@ -41,7 +41,10 @@ from app.live.analysis import layout_of
 from app.live.services import Live
 
 router = APIRouter(
-    prefix="/api/runs", tags=["runs"], dependencies=[Depends(require_read)], responses=UNAUTHORIZED
+    prefix="/api/runs",
+    tags=["runs"],
+    dependencies=[Depends(require_read), Depends(query_guard.declared_only)],
+    responses=UNAUTHORIZED,
 )
 RunName = Annotated[str, Path(pattern=RUN_NAME_PATTERN, max_length=64)]
 Admit = Annotated[Admission, Depends(heavy)]

@@ -27,7 +27,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
-from app.api import costs
+from app.api import costs, query_guard
 from app.api.ingest import bearer_ok
 from app.api.limits import BUSY, Admission, heavy
 from app.core.inputs.protocol import RUN_NAME_PATTERN
@@ -70,7 +70,7 @@ def require_ingest(request: Request) -> None:
 @router.post(
     PATH,
     summary="Import an uploaded trace, log or .tar of them as a run (the ingest token needed)",
-    dependencies=[Depends(require_ingest)],
+    dependencies=[Depends(require_ingest), Depends(query_guard.declared_only)],
     responses={**responses(401, 403, 413, 422, 503, why=WHY), **BUSY},
     openapi_extra={"requestBody": {"required": True, "content": {OCTETS: {"schema": BINARY}}}},
 )

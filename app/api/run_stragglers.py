@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from app.api import costs
+from app.api import costs, query_guard
 from app.api.limits import BUSY, Admission, heavy
 from app.api.read_access import UNAUTHORIZED, require_read
 from app.api.runs import analysis_key
@@ -35,7 +35,10 @@ from app.live.analysis import layout_of
 from app.live.services import Live
 
 router = APIRouter(
-    prefix="/api/runs", tags=["runs"], dependencies=[Depends(require_read)], responses=UNAUTHORIZED
+    prefix="/api/runs",
+    tags=["runs"],
+    dependencies=[Depends(require_read), Depends(query_guard.declared_only)],
+    responses=UNAUTHORIZED,
 )
 RunName = Annotated[str, Path(pattern=RUN_NAME_PATTERN, max_length=64)]
 Admit = Annotated[Admission, Depends(heavy)]

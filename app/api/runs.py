@@ -20,7 +20,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from app.api import costs, pool_jobs
+from app.api import costs, pool_jobs, query_guard
 from app.api.json_chunks import json_pieces
 from app.api.limits import BUSY, Admission, heavy
 from app.api.pool import WorkerPool
@@ -41,7 +41,10 @@ from app.live.services import Live
 
 # MESHSCOPE_READ_TOKEN, when set, guards every route here (app/api/read_access.py).
 router = APIRouter(
-    prefix="/api/runs", tags=["runs"], dependencies=[Depends(require_read)], responses=UNAUTHORIZED
+    prefix="/api/runs",
+    tags=["runs"],
+    dependencies=[Depends(require_read), Depends(query_guard.declared_only)],
+    responses=UNAUTHORIZED,
 )
 RunName = Annotated[str, Path(pattern=RUN_NAME_PATTERN, max_length=64)]
 # A rank no longer watched that did not finish: dead in a failed run, ended (its records in
