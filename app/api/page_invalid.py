@@ -37,6 +37,8 @@ class InvalidPage:
         context = {
             "problems": problems,
             "retry": retry_url(request, details),
+            # The header marks the run list current only on a run page's link.
+            "section": "runs" if request.url.path.startswith("/runs") else "",
             "lang": lang,
             "t": catalog.translator(lang),
             "page_json": json_for_script({"strings": {}}),
