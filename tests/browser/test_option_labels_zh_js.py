@@ -19,6 +19,9 @@ def test_the_compare_editor_words_a_schedule_and_keeps_its_value(page, base_url,
     assert select.input_value() == "naive"  # the value a link carries, in every language
     shown = select.locator("option:checked").inner_text()
     assert shown == words["opt.schedule.naive"] and (lang == "en") == (shown == "naive")
+    # The card's line under its title words it the same way (it said "naive" on a zh page).
+    line = page.locator("article.cmp-col > p.muted").first.inner_text()
+    assert f" · {words['opt.schedule.naive']} · m = " in line, line
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
