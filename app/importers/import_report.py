@@ -32,6 +32,8 @@ TEMPLATES = {
     "note": "note: {note}",
     "ranks_absent": "ranks absent from the log(s): {count}",
     "no_file": "no file for rank(s) {ranks} of the {world}: the run is stored as incomplete",
+    "no_file_more": "no file for rank(s) {ranks} and {more} more of the {world}: the run is "
+    "stored as incomplete",
     "priced": "priced a priori as the scenario link's model and hardware: {fields}",
     "priced_defaults": "priced a priori as the scenario link's model and hardware: its defaults",
     "stored": "{stored} new record(s) stored in {db}",
@@ -66,6 +68,15 @@ def line(key: str, **params: object) -> Report:
     """A one-line report; params become text here, so every language shows the same figures."""
     TEMPLATES[key].format(**params)  # a missing or unknown placeholder fails here, not later
     return Report(((key, {k: str(v) for k, v in params.items()}),))
+
+
+def no_file(missing: list[int], world: int, named: int = 8) -> Report:
+    """The ranks without a file, the first ``named`` listed; the rest counted in a line of its
+    own key, so a page says "and N more" in its language (a param cannot carry it worded)."""
+    ranks = ", ".join(map(str, missing[:named]))
+    if len(missing) <= named:
+        return line("no_file", ranks=ranks, world=world)
+    return line("no_file_more", ranks=ranks, more=len(missing) - named, world=world)
 
 
 def stragglers(found) -> Report:

@@ -36,7 +36,7 @@ from app.core.traces.records import event_kind
 from app.importers import scenario_link
 from app.importers.compact_records import Records
 from app.importers.import_logs import prepare_logs
-from app.importers.import_report import Report, line, stragglers
+from app.importers.import_report import Report, line, no_file, stragglers
 from app.importers.log_files import KINETO, input_files, one_format
 from app.importers.trace_files import read_traces, trace_paths
 from app.importers.trace_spill import labelled as label_spilled
@@ -159,7 +159,7 @@ def report(p: Prepared) -> Report:
     if alignment.unaligned:
         out += line("unaligned", ranks=list(alignment.unaligned))
     if missing := absent(ranks, info.world_size):
-        out += line("no_file", ranks=missing, world=info.world_size)
+        out += no_file(sorted(set(range(info.world_size)) - set(ranks)), info.world_size)
         out = Report(out.lines, absent=missing)
     return out + stragglers(find_stragglers(p.records, p.layout))
 

@@ -30,3 +30,22 @@ def test_the_english_text_is_the_head_then_indented_lines_with_the_params_as_tex
 def test_a_line_missing_a_param_fails_where_it_is_made():
     with pytest.raises(KeyError):
         line("residual", residual_ms="1.0")
+
+
+def test_ranks_past_the_eighth_are_counted_in_a_line_each_language_words():
+    # "and 7 more" was part of the ranks param, so a zh page read it in English.
+    from app.importers.import_report import no_file
+    from app.live import event_text
+
+    few, many = no_file([1, 2, 3], 4), no_file(list(range(1, 16)), 16)
+    assert str(few) == "no file for rank(s) 1, 2, 3 of the 4: the run is stored as incomplete"
+    assert str(many) == (
+        "no file for rank(s) 1, 2, 3, 4, 5, 6, 7, 8 and 7 more of the 16: the run is stored as "
+        "incomplete"
+    )
+    said = [event_text.line(f"live.import.{s['key']}", **s["params"]) for s in many.said()]
+    zh = event_text.worded(said, i18n.strings("zh").get)
+    assert zh == (
+        "共 16 个 rank 中，rank 1, 2, 3, 4, 5, 6, 7, 8 及另外 7 个 rank 没有文件："
+        "本次运行按不完整存储"
+    )
