@@ -1,10 +1,14 @@
-"""The article's tuning rules, as checks over a breakdown that is predicted or measured."""
+"""The article's tuning rules, as checks over a breakdown that is predicted or measured (its
+fields: advice_types; CP's and EP's rules: advice_axes)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from app.core.cost.predict import WhatIf  # what the advice weighs: computed by the cost model
+from app.core.teach.advice_axes import CP_SHARE_LIMIT, EP_SHARE_LIMIT, cp_rule, ep_rule
+from app.core.teach.advice_types import Advice, Breakdown
+from app.core.teach.advice_types import share as _share
+
+__all__ = ["CP_SHARE_LIMIT", "EP_SHARE_LIMIT", "Advice", "Breakdown", "WhatIf", "advise"]
 
 # The article's thresholds: TP traffic above ~30% of the step means TP is too wide or crosses
 # nodes; a bubble above ~20% wants more micro-batches (m >= 4p keeps it small); DP traffic
@@ -12,61 +16,9 @@ from app.core.cost.predict import WhatIf  # what the advice weighs: computed by 
 TP_SHARE_LIMIT = 0.30
 BUBBLE_LIMIT = 0.20
 DP_SHARE_LIMIT = 0.30
-# CP's ring and EP's all-to-all are collectives as TP's and DP's are, held to the same ~30% of
-# the step: past it one exchange dominates, and the compute meant to hide it no longer does.
-CP_SHARE_LIMIT = 0.30
-EP_SHARE_LIMIT = 0.30
 # Activations above half of the peak GPU's memory dominate it: recompute is the lever.
 ACT_SHARE_LIMIT = 0.50
 GIB = 1 << 30
-
-
-@dataclass(frozen=True)
-class Breakdown:
-    step_s: float
-    tp_s: float  # TP collective seconds on the busiest rank
-    dp_s: float  # DP gradient all-reduce seconds
-    bubble_fraction: float
-    memory_ratio: float  # peak bytes per GPU / capacity; > 1 is out of memory
-    microbatches: int
-    pp: int
-    tp: int
-    schedule: str
-    tp_crosses_node: bool = False
-    # The memory tips' inputs; their defaults (a measured run's) keep those tips silent.
-    dtype: str = "bf16"
-    recompute: str = "full"
-    peak_bytes: float = 0.0
-    activations_bytes: float = 0.0  # on the peak-memory GPU
-    capacity_bytes: float = 0.0
-    tp_bytes: float = 0.0
-    full_recompute: WhatIf | None = None
-    bf16: WhatIf | None = None
-    # The pipeline's balance (views.prediction.balance_json), when predicted: each stage's
-    # F+B seconds and layers, which stages hold the embedding and the head, and the split.
-    stage_work: tuple[float, ...] = ()
-    stage_layers: tuple[int, ...] = ()
-    stage_ends: tuple[tuple[bool, bool], ...] = ()
-    chunks: int = 1
-    # Context and expert parallelism (a 3D step leaves them at 0 and 1: their rules stay
-    # silent): CP's ring and EP's all-to-all seconds on the same basis as tp_s.
-    cp_s: float = 0.0
-    ep_s: float = 0.0
-    cp: int = 1
-    ep: int = 1
-    cp_crosses_node: bool = False
-    ep_crosses_node: bool = False
-
-
-@dataclass(frozen=True)
-class Advice:
-    rule: str
-    message: str
-    message_zh: str
-
-
-def _share(part: float, whole: float) -> float:
-    return part / whole if whole > 0 else 0.0
 
 
 def _tp(b: Breakdown) -> Advice | None:
@@ -81,49 +33,6 @@ def _tp(b: Breakdown) -> Advice | None:
         "each TP group inside one node's NVLink.",
         f"TP 通信占单步 {share:.0%}{where_zh}：减小 TP（当前 {b.tp}），让 TP 组留在同一节点的"
         " NVLink 内——拆得越细，工人之间传话越多。",
-    )
-
-
-def _cp(b: Breakdown) -> Advice | None:
-    share = _share(b.cp_s, b.step_s)
-    if share <= CP_SHARE_LIMIT or b.cp == 1:
-        return None
-    # Liu et al. 2023 (Ring Attention) §3: a rank's block attention (~c² FLOPs) hides the next
-    # K/V block's transfer (~c bytes) only while its slice c = seq/cp is long enough (c >= F/B).
-    where, keep = (" and crosses nodes", ", and keep each CP group inside one node's NVLink")
-    where_zh, keep_zh = ("，而且跨了节点", "，并让 CP 组留在同一节点的 NVLink 内")
-    if not b.cp_crosses_node:
-        where = keep = where_zh = keep_zh = ""
-    return Advice(
-        "cp_comm",
-        f"CP's ring exchange of K/V blocks is {share:.0%} of the step{where}: the attention it "
-        f"runs behind no longer hides it. Use fewer CP ranks (now {b.cp}), so each holds a "
-        f"longer slice of the sequence whose attention covers the exchange{keep}.",
-        f"CP 环上的 K/V 交换占单步 {share:.0%}{where_zh}：注意力计算已经盖不住它。减少 CP 路数"
-        f"（当前 {b.cp}），让每个 GPU 分到更长的序列片段，用它的注意力计算掩盖交换{keep_zh}。",
-    )
-
-
-def _ep(b: Breakdown) -> Advice | None:
-    share = _share(b.ep_s, b.step_s)
-    if share <= EP_SHARE_LIMIT or b.ep == 1:
-        return None
-    # Megatron-LM megatron/core/transformer/moe/README.md: the tokens sent grow with topk, and
-    # a capacity factor caps them before the EP exchange (capacity = tokens*topk*factor/experts).
-    where, keep = (" and crosses nodes", "keep each EP group inside one node's NVLink; ")
-    where_zh, keep_zh = ("，而且跨了节点", "让 EP 组留在同一节点的 NVLink 内；")
-    if not b.ep_crosses_node:
-        where = keep = where_zh = keep_zh = ""
-    return Advice(
-        "ep_comm",
-        f"EP's all-to-all (token dispatch and combine over {b.ep} ranks) is {share:.0%} of the "
-        f"step{where}: {keep}send fewer tokens, with fewer experts per token (top-k) or a "
-        "capacity factor capping each expert's tokens (GShard); or overlap the all-to-all with "
-        "another micro-batch's compute (Megatron-LM: --overlap-moe-expert-parallel-comm).",
-        f"EP 的全对全（在 {b.ep} 个 GPU 间分发与合并 token）占单步 {share:.0%}{where_zh}："
-        f"{keep_zh}少发 token——减少每个 token 选的专家数（top-k），或用容量因子限制每个专家"
-        "收的 token（GShard）；或让全对全与另一个微批的计算重叠"
-        "（Megatron-LM：--overlap-moe-expert-parallel-comm）。",
     )
 
 
@@ -334,7 +243,7 @@ def _mixed_precision(b: Breakdown) -> Advice | None:
     )
 
 
-RULES = (_memory, _recompute, _mixed_precision, _tp, _cp, _ep, _bubble, _dp)
+RULES = (_memory, _recompute, _mixed_precision, _tp, cp_rule, ep_rule, _bubble, _dp)
 
 
 def advise(b: Breakdown) -> list[Advice]:
