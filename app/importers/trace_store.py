@@ -21,6 +21,7 @@ from app.importers.compact_records import Ops, Records
 from app.importers.import_report import Report
 from app.live import event_text
 from app.live.store import RowRejected, Store
+from app.live.verdict import IMPORT_ABSENT
 
 
 def _conflict(store: Store, info: RunInfo) -> TraceError | None:
@@ -74,7 +75,8 @@ def store_run(
     # A trace import some of whose ranks have no file (``absent``, the ranks named) is
     # incomplete, as a live run whose ranks ended with records unsent (app/live/liveness.py),
     # not done: its page said "complete". A log that holds some ranks by design is done.
-    status = ("incomplete", f"rank(s) {absent} absent from the import") if absent else ("done", "")
+    missing = ("incomplete", f"rank(s) {absent} {IMPORT_ABSENT}")  # the verdict reads its end
+    status = missing if absent else ("done", "")
     tail = [("status", (info.run, status[0], None, status[1], now)),
             ("event", (info.run, None, "imported", _event_detail(detail), now))]  # fmt: skip
     make = partial(_Kept, len(ranks), len(records))

@@ -4,7 +4,8 @@ and nowhere else.
     waiting     announced (a rank said hello), no step record yet
     live        running
     stale       liveness lost sight of ranks (silent, or a restarted server waits for them)
-    incomplete  every rank finished or ended, records still in the probe's spools
+    incomplete  every rank finished or ended, records still in the probe's spools; or an
+                import that had no file for some ranks (their records exist nowhere here)
     failed      a rank died: the first rank to fail, the step, what it was doing; what each
                 other rank was blocked in; records received, in the spools, never produced
     complete    every rank stored its final step
@@ -37,6 +38,9 @@ COMPUTE = ("F", "B", "W")
 STATUS = {"running": "live", "done": "complete", "incomplete": "incomplete", "failed": "failed",
           "stale": "stale"}  # fmt: skip
 LISTED = 8  # ranks named in one list before "and N more"
+# The end of the reason app/importers/trace_store.py stores for an import missing rank files:
+# such a run is incomplete, but no probe spool holds what is missing.
+IMPORT_ABSENT = "absent from the import"
 GROUPS = 6  # kinds of wait listed one per line before "N more ranks in other waits"
 
 
@@ -77,6 +81,7 @@ def decide(
     last_record: Callable[[int], dict[str, Any] | None],
     first_dead: int | None = None,
     received: int | None = None,
+    no_file: list[int] | None = None,
 ) -> dict[str, Any]:
     """The verdict of one run from its stored facts.
 
@@ -84,7 +89,8 @@ def decide(
     liveness state; ``rows``: rank -> (attempt, last step, count) of its current records;
     ``stops``: rank -> its partial record of the current attempt; ``last_record(rank)``: that
     rank's newest finished record (read only for the rank that failed first). ``received``
-    (the run's count of current records) may stand in for ``rows`` unless the run failed."""
+    (the run's count of current records) may stand in for ``rows`` unless the run failed.
+    ``no_file``: the ranks an incomplete import had no file for (None for a probe's run)."""
     planned = world * steps
     if received is None:
         received = sum(n for _, _, n in rows.values())
@@ -96,8 +102,9 @@ def decide(
         "blocked": [],
         "silent": [],
         "waiting_ranks": [],
-        "records": {"planned": planned, "received": received, "in_spool": 0, "never_produced": 0},
-    }
+        "records": {"planned": planned, "received": received, "in_spool": 0,
+                    "never_produced": 0, "no_file": 0},
+    }  # fmt: skip
     if status == "failed" or (stops and status != "done"):
         # A partial record is a failure however liveness sees the rank now (an upload of
         # the spools makes it speak again): the run failed.
@@ -105,6 +112,9 @@ def decide(
         _failed(out, world, steps, states, rows, stops, last_record, first_dead)
     elif status == "running" and not received:
         out["status"] = "waiting"
+    elif status == "incomplete" and no_file is not None:  # an import short of rank files
+        out["records"]["no_file"] = max(planned - received, 0)
+        out["no_file_ranks"] = no_file
     elif status == "incomplete":  # ended cleanly: every rank ran every step
         out["records"]["in_spool"] = max(planned - received, 0)
     elif status == "stale":
@@ -215,7 +225,11 @@ def words(v: dict[str, Any], t: Callable[[str], str]) -> dict[str, Any]:
     list's short line) and ``lines`` (the run page's sentences)."""
     status, rec = v["status"], v["records"]
     label, summary, lines = t(f"live.status.{status}"), "", []
-    if status == "incomplete" and rec["in_spool"]:
+    if status == "incomplete" and rec["no_file"]:
+        summary = _fmt(t, "live.verdict.short_no_file", n=rec["no_file"])
+        lines.append(_fmt(t, "live.verdict.no_file", ranks=_ranks(t, v["no_file_ranks"]),
+                          n=rec["no_file"]))  # fmt: skip
+    elif status == "incomplete" and rec["in_spool"]:
         summary = _fmt(t, "live.verdict.short_incomplete", n=rec["in_spool"])
         lines.append(_fmt(t, "live.unreceived", n=rec["in_spool"]))
     elif status == "stale":
@@ -289,11 +303,14 @@ def of_run(reader, row: dict[str, Any], states_of: Callable[[dict], dict[int, st
     stops = reader.stops(run, row["attempt"]) if status != "done" else {}
     failed = status == "failed" or bool(stops)
     received = None
+    imported = status == "incomplete" and (row.get("reason") or "").endswith(IMPORT_ABSENT)
     if rows is None:
-        if failed or row.get("records") is None:
+        if failed or imported or row.get("records") is None:
             rows = reader.rank_rows(run)
         else:
             rows, received = {}, row["records"]
     first_dead = reader.first_dead(run) if failed else None
+    no_file = [r for r in range(row["world"]) if r not in rows] if imported else None
     return decide(status, row["world"], row["steps"], states_of(rows), rows, stops,
-                  lambda rank: reader.last_record(run, rank), first_dead, received)  # fmt: skip
+                  lambda rank: reader.last_record(run, rank), first_dead, received,
+                  no_file)  # fmt: skip

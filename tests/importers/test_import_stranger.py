@@ -60,3 +60,24 @@ def test_an_uploads_unknown_schedule_is_refused_at_its_field_before_the_body(tmp
         got = upload(c, b"x" * 1000, "t.json", schedule="zzz")
     assert got.status_code == 422
     assert got.json()["detail"][0]["loc"] == ["query", "schedule"]
+
+
+def test_an_incomplete_import_names_the_missing_rank_files_not_a_probe_spool(tmp_path):
+    # Its verdict said "9 records in the spools" and to run meshscope upload SPOOL_DIR: an
+    # import has no spool; the missing ranks had no file.
+    with client(tmp_path) as c:
+        got = upload(c, (GLOO / "rank0_trace.json.gz").read_bytes(), "rank0_trace.json.gz")
+        assert got.status_code == 200, got.text
+        en = c.get("/api/runs/up").json()
+        zh = c.get("/api/runs/up?lang=zh").json()["verdict"]
+    v = en["verdict"]
+    assert v["status"] == "incomplete" and v["no_file_ranks"] == [1, 2, 3]
+    assert v["records"] == {"planned": 12, "received": 3, "in_spool": 0,
+                                 "never_produced": 0, "no_file": 9}  # fmt: skip
+    assert v["summary"] == "9 rank-steps had no file"
+    assert v["lines"] == [
+        "Incomplete: the import had no trace file for ranks 1, 2, 3, so 9 rank-steps are "
+        "missing. Import again with every rank's file to complete the run."
+    ]
+    assert "SPOOL" not in " ".join(zh["lines"]) and "没有 trace 文件" in zh["lines"][0]
+    assert en["records"]["unreceived"] == 0  # no spool holds them
