@@ -31,7 +31,8 @@ def test_the_plan_names_dp_shard_and_fp8_and_its_link_opens(browser, watch, base
     assert hsdp.count() > 0 and hsdp.first.is_visible()
     assert hsdp.first.inner_text() == "HSDP 8 × 8"
     first = page.locator("#plan-table tbody tr").first
-    assert first.locator('[data-axis="fp8"]').inner_text() == "FP8 tensorwise"
+    fp8 = first.locator('[data-axis="fp8"]').inner_text()
+    assert fp8 == f"FP8 {words['opt.fp8.tensorwise']}"  # the recipe worded in the page's language
     found = page.locator("#plan-fp8-search")
     assert found.is_visible()
     assert words["plan.fp8.chosen"].split("{")[0] in found.inner_text()
