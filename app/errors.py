@@ -52,7 +52,8 @@ WHY = {
     404: "No such run, or no such step of it",
     408: "The request body did not arrive in time",
     413: "The request body is over the server's size limit",
-    422: "A parameter is invalid; `detail[].loc` names it and `msg` says why",
+    422: "A parameter is invalid, unknown or given twice; `detail[].loc` names it and `msg` "
+    "says why",
     429: "Too many heavy requests at once; retry after `Retry-After` s",
 }
 

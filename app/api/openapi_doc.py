@@ -8,7 +8,8 @@ added here, once, when the document is first asked for:
   exist (models, this server's hardware registry, orders, languages, quiz questions),
   each computed from the same tables the validators read, so the two cannot drift;
 * statuses the middlewares answer before any route runs: 400 for a foreign Host
-  (app/api/hosts.py) everywhere, 408 and 413 for bodies (app/api/body_limit.py);
+  (app/api/hosts.py) everywhere, 408 and 413 for bodies (app/api/body_limit.py); and 422
+  everywhere, for a query parameter given twice (app/api/query_guard.py);
 * the Error body (app/errors.py) on every 4xx a route declares without one.
 
 Rules between two fields (dp*tp*pp within the world bound, a list as long as pp...) have
@@ -132,11 +133,11 @@ def _keep_words(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 def _statuses(op: dict[str, Any]) -> None:
     said = op.setdefault("responses", {})
-    codes = [400]
+    # 422 on every route: a query parameter given twice is refused wherever it comes
+    # (app/api/query_guard.py), and the JSON routes refuse one they do not declare.
+    codes = [400, 422]
     if "requestBody" in op:
-        codes += [408, 413, 422]
-    if op.get("parameters"):
-        codes.append(422)
+        codes += [408, 413]
     for code in codes:
         said.setdefault(str(code), {"description": WHY[code]})
     for code, answer in said.items():

@@ -74,3 +74,14 @@ def test_a_bad_run_name_offers_the_run_list_and_other_clients_keep_json(client):
     assert plain.status_code == 422 and plain.json()["detail"][0]["loc"] == ["query", "step"]
     api = client.get("/api/scenario?dp=2&dp=4", headers=HTML)  # an API route stays JSON
     assert api.headers["content-type"] == "application/json"
+
+
+def test_every_operation_documents_the_422_it_can_answer(client):
+    # /healthz, /metrics, /api/hardware and /api/fidelity said only 200 and 400, though a
+    # repeated parameter (and, on the last two, an unknown one) is a 422 there too.
+    spec = client.get("/openapi.json").json()
+    for path, item in spec["paths"].items():
+        for method, op in item.items():
+            assert "422" in op["responses"], (method, path)
+    assert client.get("/healthz?probe=1&probe=2").status_code == 422
+    assert client.get("/api/fidelity?view=x").status_code == 422
