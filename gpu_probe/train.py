@@ -48,6 +48,7 @@ class Trainer:
         # One stop per rank: a signal's thread and the training thread, whose blocked receive
         # fails as the peers die of the same signal, both reported the rank's unsent records.
         self._stopping = threading.Lock()
+        self._said = threading.Event()  # that one stop's line is printed
         self.forward_only = cfg.schedule in FORWARD_ONLY
         self.timer = make_timer(cfg.timing, ctx.device)
         self.chunks = self._build_chunks()
@@ -106,12 +107,22 @@ class Trainer:
     def stop_reporting(self, why: str, timeout_s: float = 3.0) -> None:
         """A failure or a signal: flush for a bounded time and say what stays unsent."""
         reporter = getattr(self, "reporter", None)
-        if reporter is None or not self.cfg.server or not self._stopping.acquire(blocking=False):
+        if reporter is None or not self.cfg.server:
             return
-        reporter.stop(min(timeout_s, self.cfg.report_flush_timeout_s))
-        n = reporter.unsent()
-        print(f"[probe] {why}: {n} record(s) of this rank unsent" + self._upload_hint(n),
-              flush=True)  # fmt: skip
+        flush_s = min(timeout_s, self.cfg.report_flush_timeout_s)
+        if not self._stopping.acquire(blocking=False):
+            # The other thread is saying it. The signal's thread exits the process once this
+            # returns, which cut the training thread's line off mid-flush (CI saw one line
+            # for two ranks): it waits for that line first, bounded.
+            self._said.wait(flush_s + 1.0)
+            return
+        try:
+            reporter.stop(flush_s)
+            n = reporter.unsent()
+            print(f"[probe] {why}: {n} record(s) of this rank unsent" + self._upload_hint(n),
+                  flush=True)  # fmt: skip
+        finally:
+            self._said.set()
 
     def _say_unsent(self, mine: int, spooled: int) -> None:
         """Rank 0 prints the run's total: how many records the server lacks, and the fix."""
