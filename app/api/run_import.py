@@ -122,9 +122,7 @@ async def import_upload(
         size = await _receive(request, staged / name, cap)
         work = partial(prepare_upload, staged, run, 4 * cap, **layout)
         info, records, summary = await limiter.run(work, cost=1.0 + size / COST_BYTES)
-        stored = await live.writer.call(
-            store_run, live.store, info, records, summary, summary.absent
-        )
+        stored = await live.writer.call(store_run, live.store, info, records, summary)
         # Its action segments now, in a slot as any whole-run query's catch-up, so the run
         # page's whole-run card answers at once (derived data: warm() only logs a failure).
         await limiter.run(live.actions.warm, info.run, cost=costs.ACTIONS)

@@ -58,7 +58,7 @@ def one_pass(args: argparse.Namespace, final: bool) -> tuple[str, bool]:
         code = to_server(args.server, args.token, info, kept)
         stored = "sent" if code == 0 else f"upload exit code {code}"
     else:
-        stored = f"{to_db(db_path(args), info, kept, summary, summary.absent)} new"
+        stored = f"{to_db(db_path(args), info, kept, summary)} new"
     steps = f"steps 0..{last - 1} (step {last} held back while the log grows)" if held else (
         f"steps 0..{last}")  # fmt: skip
     return f"run {info.run}: {len(kept)} record(s), {stored}; {steps}", held

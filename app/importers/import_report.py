@@ -43,7 +43,7 @@ TEMPLATES = {
 @dataclass(frozen=True)
 class Report:
     """Lines of (key, params); the first is the head, the rest are indented under it.
-    ``absent``: the ranks a trace import has no file for (trace_store.absent), which store
+    ``absent``: the ranks a trace import has no file for (``no_file``), which store
     the run as incomplete; a log that holds some ranks by design (DeepSpeed prints on rank
     0 alone) leaves it empty, and its run is done."""
 
@@ -73,10 +73,11 @@ def line(key: str, **params: object) -> Report:
 def no_file(missing: list[int], world: int, named: int = 8) -> Report:
     """The ranks without a file, the first ``named`` listed; the rest counted in a line of its
     own key, so a page says "and N more" in its language (a param cannot carry it worded)."""
-    ranks = ", ".join(map(str, missing[:named]))
-    if len(missing) <= named:
-        return line("no_file", ranks=ranks, world=world)
-    return line("no_file_more", ranks=ranks, more=len(missing) - named, world=world)
+    ranks, more = ", ".join(map(str, missing[:named])), len(missing) - named
+    if more <= 0:
+        return Report(line("no_file", ranks=ranks, world=world).lines, absent=ranks)
+    said = line("no_file_more", ranks=ranks, more=more, world=world)
+    return Report(said.lines, absent=f"{ranks} and {more} more")
 
 
 def stragglers(found) -> Report:

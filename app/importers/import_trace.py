@@ -40,7 +40,7 @@ from app.importers.import_report import Report, line, no_file, stragglers
 from app.importers.log_files import KINETO, input_files, one_format
 from app.importers.trace_files import read_traces, trace_paths
 from app.importers.trace_spill import labelled as label_spilled
-from app.importers.trace_store import absent, to_db, to_server
+from app.importers.trace_store import to_db, to_server
 
 
 def positive(text: str) -> int:
@@ -158,9 +158,8 @@ def report(p: Prepared) -> Report:
     )  # fmt: skip
     if alignment.unaligned:
         out += line("unaligned", ranks=list(alignment.unaligned))
-    if missing := absent(ranks, info.world_size):
-        out += no_file(sorted(set(range(info.world_size)) - set(ranks)), info.world_size)
-        out = Report(out.lines, absent=missing)
+    if missing := sorted(set(range(info.world_size)) - set(ranks)):
+        out += no_file(missing, info.world_size)  # the run is then stored incomplete
     return out + stragglers(find_stragglers(p.records, p.layout))
 
 
@@ -199,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
             print(summary, flush=True)
             sent = to_server(args.server, args.token, info, records)
             return 0 if sent == 0 else 1
-        stored = to_db(db_path(args), info, records, summary, summary.absent)
+        stored = to_db(db_path(args), info, records, summary)
     except (TraceError, OSError) as err:
         print(f"meshscope import-trace: {err}", file=sys.stderr)
         return 2

@@ -41,7 +41,6 @@ def to_db(
     info: RunInfo,
     records: Sequence[ProbeRecord],
     detail: str | Report,
-    absent: str = "",
 ) -> int:
     """Store the run in one transaction (all or nothing); returns the records newly stored."""
     try:
@@ -49,7 +48,7 @@ def to_db(
     except sqlite3.Error as err:  # a folder, /proc, a file that is no database: one line
         raise TraceError(f"--db {path}: cannot open it as a database ({err})") from err
     try:
-        return store_run(store, info, records, detail, absent)
+        return store_run(store, info, records, detail)
     finally:
         store.close()
 
@@ -59,7 +58,6 @@ def store_run(
     info: RunInfo,
     records: Sequence[ProbeRecord],
     detail: str | Report,
-    absent: str = "",
 ) -> int:
     """``to_db`` on an open store: the server's upload (app/api/run_import.py) calls it on
     its own store's writer thread, so a CLI import and an upload store alike. The records
@@ -72,9 +70,10 @@ def store_run(
     records = Records.of(records)
     ranks = records.ranks
     hello = [("hello", (info, rank, 0, now)) for rank in ranks]
-    # A trace import some of whose ranks have no file (``absent``, the ranks named) is
+    # A trace import some of whose ranks have no file (the report's ``absent``) is
     # incomplete, as a live run whose ranks ended with records unsent (app/live/liveness.py),
     # not done: its page said "complete". A log that holds some ranks by design is done.
+    absent = detail.absent if isinstance(detail, Report) else ""
     missing = ("incomplete", f"rank(s) {absent} {IMPORT_ABSENT}")  # the verdict reads its end
     status = missing if absent else ("done", "")
     tail = [("status", (info.run, status[0], None, status[1], now)),
@@ -92,15 +91,6 @@ def _event_detail(detail: str | Report) -> str:
         return event_text.keyed(detail, [])
     said = [event_text.line(f"live.import.{s['key']}", **s["params"]) for s in detail.said()]
     return event_text.keyed(str(detail), said)
-
-
-def absent(ranks, world: int, limit: int = 8) -> str:
-    """The ranks of ``range(world)`` not in ``ranks``, the first ``limit`` named, or ""."""
-    missing = sorted(set(range(world)) - set(ranks))
-    if not missing:
-        return ""
-    named = ", ".join(map(str, missing[:limit]))
-    return named + (f" and {len(missing) - limit} more" if len(missing) > limit else "")
 
 
 @dataclass
