@@ -95,9 +95,8 @@ def _axis_shares(s: Scenario, layout: Layout, cost: Prediction, hardware: Regist
     if lc is None:
         return {}
     layers = [list(row) for row in cost.pipeline.layers]
-    passes = ("F",) if s.schedule in FORWARD_ONLY else ("F", "B")
     step = cost.sections["step_time_s"]
-    exposed = flow_comm.step_exposed_s(lc, layers, s.microbatches, passes)
+    exposed = flow_comm.step_exposed_s(lc, layers, s.microbatches, s.schedule)
     return {f"{key}_share": seconds / step for key, seconds in exposed.items()}
 
 

@@ -24,6 +24,7 @@ from app.core.inputs.hardware import HardwareSpec
 from app.core.inputs.models import ModelSpec
 from app.core.inputs.training import Training
 from app.core.layout.topology import Layout
+from app.core.schedules import FORWARD_ONLY
 
 PASSES = ("F", "B")
 
@@ -111,11 +112,12 @@ def chunk_comm(lc: dict[str, Any], layers: list[list[int]]) -> list[list[dict]]:
 
 
 def step_exposed_s(
-    lc: dict[str, Any], layers: list[list[int]], microbatches: int, passes: tuple[str, ...]
+    lc: dict[str, Any], layers: list[list[int]], microbatches: int, schedule: str
 ) -> dict[str, float]:
     """The busiest rank's exposed CP ring ("cp") and EP all-to-all ("ep") seconds per step, as
-    cost.predict counts TP's tp_step_s: every micro-batch through each of its chunks, in each
-    of ``passes``; an axis that does not run is left out."""
+    cost.predict counts TP's tp_step_s: every micro-batch through each of its chunks, forward
+    and (unless ``schedule`` runs forward only) backward; an axis that does not run is left out."""
+    passes = ("F",) if schedule in FORWARD_ONLY else ("F", "B")
     chunks = chunk_comm(lc, layers)
     out = {}
     for key, field in (("cp", "cp_exposed_s"), ("ep", "a2a_exposed_s")):

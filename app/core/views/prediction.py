@@ -13,7 +13,6 @@ from app.core.inputs.models import ModelSpec
 from app.core.inputs.scenario import Scenario
 from app.core.inputs.training import Training
 from app.core.layout.topology import Layout
-from app.core.schedules import FORWARD_ONLY
 from app.core.schedules.pipeline import Pipeline
 from app.core.simulate import Durations, Timeline
 from app.core.teach.advice import Breakdown, advise
@@ -114,8 +113,8 @@ def axis_comm(s: Scenario, m: ModelSpec, hw: HardwareSpec, layout: Layout, t: Tr
     lc = flow_comm.layer_comm(m, hw, t, layout, s.routing_imbalance, 1.0)
     if lc is None:
         return {}
-    passes = ("F",) if s.schedule in FORWARD_ONLY else ("F", "B")
-    exposed = flow_comm.step_exposed_s(lc, [list(r) for r in pipe.layers], s.microbatches, passes)
+    layers = [list(r) for r in pipe.layers]
+    exposed = flow_comm.step_exposed_s(lc, layers, s.microbatches, s.schedule)
     return {
         field: value
         for key, seconds in exposed.items()
