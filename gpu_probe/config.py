@@ -255,14 +255,20 @@ def _check_size(cfg: ProbeConfig) -> None:
         raise ConfigError(reason.removeprefix("info: "))
 
 
+def profile_window(steps: int, wanted: int) -> tuple[int, int]:
+    """(warm-up, recorded) steps of a run of ``steps``: one warm-up when there is room."""
+    warmup = 1 if steps > 1 else 0
+    return warmup, max(min(wanted, steps - warmup), 0)
+
+
 def _check_profile_window(cfg: ProbeConfig) -> None:
-    """--profile records --profile-steps steps after one warm-up step (gpu_probe/profiling.py's
-    window); asking for more than --steps leaves was cut short without a word."""
+    """--profile records profile_window's steps; asking for more than --steps leaves was cut
+    short without a word."""
     if cfg.profile is None:
         return
-    room = cfg.steps - (1 if cfg.steps > 1 else 0)
+    warmup, room = profile_window(cfg.steps, cfg.profile_steps)
     if cfg.profile_steps > room:
-        after = " after one warm-up step" if cfg.steps > 1 else ""
+        after = " after one warm-up step" if warmup else ""
         raise ConfigError(
             f"--profile-steps {cfg.profile_steps} is more than the {room} step(s) "
             f"--steps {cfg.steps} leaves to profile{after}"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from torch.profiler import ProfilerActivity, profile, schedule
 
-from gpu_probe.config import ProbeConfig
+from gpu_probe.config import ProbeConfig, profile_window
 
 
 def trace_dir(cfg: ProbeConfig, out_dir: Path) -> Path | None:
@@ -26,12 +26,6 @@ def trace_dir(cfg: ProbeConfig, out_dir: Path) -> Path | None:
     return Path(cfg.profile) if cfg.profile else Path(out_dir) / "traces"
 
 
-def window(steps: int, wanted: int) -> tuple[int, int]:
-    """(warm-up, recorded) steps of a run of ``steps``: one warm-up when there is room."""
-    warmup = 1 if steps > 1 else 0
-    return warmup, max(min(wanted, steps - warmup), 0)
-
-
 class StepProfiler:
     """A context around the training loop; ``step()`` after each step. Does nothing
     without ``--profile``."""
@@ -39,7 +33,7 @@ class StepProfiler:
     def __init__(self, cfg: ProbeConfig, rank: int, out_dir: Path, steps: int) -> None:
         self.dir = trace_dir(cfg, out_dir)
         self.path = self.dir / f"rank{rank}_trace.json.gz" if self.dir else None
-        self.warmup, self.active = window(steps, cfg.profile_steps)
+        self.warmup, self.active = profile_window(steps, cfg.profile_steps)
         self.on = self.dir is not None and self.active > 0
         self._prof = None
 
