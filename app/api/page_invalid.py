@@ -36,7 +36,7 @@ class InvalidPage:
         problems = [(field_name(d["loc"]), message(d, lang, table)) for d in details]
         context = {
             "problems": problems,
-            "retry": retry_url(request, details),
+            "retry": retry_url(request, details, lang),
             # The header marks the run list current only on a run page's link.
             "section": "runs" if request.url.path.startswith("/runs") else "",
             "lang": lang,
@@ -68,11 +68,10 @@ def field_name(loc: list[Any]) -> str:
     return ".".join(str(x) for x in loc[1:]) or str(loc[0])
 
 
-def retry_url(request: Request, details: list[dict[str, Any]]) -> str:
-    """The same page without the refused query parameters; the run list when a path part
-    (the run's name) was refused."""
+def retry_url(request: Request, details: list[dict[str, Any]], lang: str) -> str:
+    """The same page without the refused query parameters; the run list (in ``lang``) when a
+    path part (the run's name) was refused."""
     if any(d["loc"][:1] == ["path"] for d in details):
-        lang = page_lang(request, request.app.state.i18n.langs)
         return "/runs" + ("" if lang == "en" else f"?lang={lang}")
     bad = {str(d["loc"][1]) for d in details if len(d["loc"]) > 1 and d["loc"][0] == "query"}
     kept = [(k, v) for k, v in request.query_params.multi_items() if k not in bad]

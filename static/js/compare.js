@@ -213,12 +213,15 @@ function stats(m) {
   return box;
 }
 
+// A schedule as the page's language words it (opt.schedule.naive); names of art stay names.
+const scheduleWord = (name) => trOr(`opt.schedule.${name}`, name);
+
 function column(m) {
   const schedules = cmp.preset === "schedules";
   const card = el("article", { class: `card cmp-col${m.valid ? "" : " invalid"}${m.best ? " best" : ""}`,
     "data-index": m.index, "data-query": enc(m.query), style: `border-top-color:${categorical(m.index)}` });
   const head = el("header", { class: "card-head" });
-  head.append(el("h3", {}, `${m.index + 1}. ${schedules ? trOr(`opt.schedule.${m.scenario.schedule}`, m.scenario.schedule) : tr(`cmp.role.${m.role}`)}`));
+  head.append(el("h3", {}, `${m.index + 1}. ${schedules ? scheduleWord(m.scenario.schedule) : tr(`cmp.role.${m.role}`)}`));
   if (m.best) head.append(el("span", { class: "badge within" }, tr("cmp.best")));
   if (m.valid && !m.summary.fits) head.append(el("span", { class: "badge cross" }, tr("mem.oom")));
   if (m.valid && m.ranked === false) head.append(el("span", { class: "badge not-training" }, tr("cmp.chart.not_training_short")));
@@ -229,7 +232,7 @@ function column(m) {
   }
   const sc = m.scenario;
   const axes = sc.cp > 1 || sc.ep > 1 ? ` · CP = ${sc.cp} · EP = ${sc.ep}` : "";
-  card.append(head, el("p", { class: "muted" }, `DP×TP×PP = ${sc.dp}×${sc.tp}×${sc.pp}${axes} · ${trOr(`opt.schedule.${sc.schedule}`, sc.schedule)} · m = ${sc.microbatches}`));
+  card.append(head, el("p", { class: "muted" }, `DP×TP×PP = ${sc.dp}×${sc.tp}×${sc.pp}${axes} · ${scheduleWord(sc.schedule)} · m = ${sc.microbatches}`));
   if (editable()) card.append(editor(m));
   else {
     const box = el("label", { class: "pick" });
