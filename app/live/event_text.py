@@ -16,8 +16,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from app.live.verdict import listed
+
 # The English of each reason; the catalogue's live.reason.<key> (tests/live/test_event_text.py
-# holds en.json to these). {ranks} is a list of ranks, the first RANKS_SHOWN named.
+# holds en.json to these). {ranks} is a list of ranks, worded as the verdict's (verdict.listed).
 REASONS = {
     "dead": "rank(s) {ranks} stopped reporting",
     "stale": "rank(s) {ranks} silent or not progressing",
@@ -25,9 +27,8 @@ REASONS = {
     "early": "rank(s) {ranks} stopped before the last step",
     "first_dead": "rank {rank} seen dead first",
 }
-# A long list of ranks, as the verdict words one (app/live/verdict.py's _ranks).
+# A long list of ranks' "and N more": the catalogue's, else its English.
 MORE = ("live.verdict.more", "{list} and {n} more")
-RANKS_SHOWN = 8
 MAX_TEXT = 2000  # the English kept, as the plain detail was cut
 MAX_STORED = 8000  # past this the keys are dropped: the row keeps its English alone
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -91,14 +92,10 @@ def _fill(template: str, params: Mapping[str, str]) -> str:
 
 
 def _param(value: Any, t: Callable[[str], str | None]) -> str:
-    """A list of ranks as "0, 1, 2", past RANKS_SHOWN with the catalogue's "and N more"."""
+    """A list of ranks as the verdict lists them, with the catalogue's "and N more"."""
     if not isinstance(value, list):
         return str(value)
-    shown = ", ".join(map(str, value[:RANKS_SHOWN]))
-    if len(value) <= RANKS_SHOWN:
-        return shown
-    more = t(MORE[0]) or MORE[1]
-    return more.replace("{list}", shown).replace("{n}", str(len(value) - RANKS_SHOWN))
+    return listed(value, t(MORE[0]) or MORE[1])
 
 
 def for_page(events: list[dict[str, Any]], t: Callable[[str], str]) -> list[dict[str, Any]]:

@@ -192,13 +192,19 @@ def _fmt(t: Callable[[str], str], key: str, **values: Any) -> str:
     return t(key).format(**values)
 
 
+def listed(ranks: list[int], more: str) -> str:
+    """The first LISTED ranks, "0, 1, 2"; past them ``more`` (the catalogue's
+    live.verdict.more, "{list} and {n} more") says the rest. Run events word theirs alike."""
+    shown = ", ".join(str(r) for r in ranks[:LISTED])
+    if len(ranks) <= LISTED:
+        return shown
+    return more.replace("{list}", shown).replace("{n}", str(len(ranks) - LISTED))
+
+
 def _ranks(t, ranks: list[int]) -> str:
     if len(ranks) == 1:
         return _fmt(t, "live.verdict.rank_one", rank=ranks[0])
-    shown = ", ".join(str(r) for r in ranks[:LISTED])
-    if len(ranks) > LISTED:
-        shown = _fmt(t, "live.verdict.more", list=shown, n=len(ranks) - LISTED)
-    return _fmt(t, "live.verdict.rank_many", list=shown)
+    return _fmt(t, "live.verdict.rank_many", list=listed(ranks, t("live.verdict.more")))
 
 
 def describe(t, action: dict[str, Any] | None) -> str:
